@@ -1,0 +1,9 @@
+"""Placeholder until bearer tokens land."""
+
+
+class BearerTokenMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)

@@ -1,0 +1,5 @@
+from django.urls import include, path
+
+urlpatterns = [
+    path("console/", include("memory_panel.urls")),
+]
