@@ -1,0 +1,179 @@
+"""Typed values decoded from the TEXT columns of a ``records`` row (spec memory-store §2–§3).
+
+The store invites hand edits, so every JSON column decodes defensively: a value that does not
+parse, or parses to the wrong shape, becomes the column's default and the column's name is added
+to ``malformed`` — a bad row is shown as flagged, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCOPE_KINDS = ("identity", "mob", "operator", "realm")
+SCOPE_ORDER = {kind: index for index, kind in enumerate(SCOPE_KINDS)}
+STATUS_KINDS = ("active", "quarantined", "superseded", "tombstoned")
+MEMORY_KINDS = ("preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference")
+TRUST_TIERS = ("untrusted", "agent_observed", "agent_verified", "application", "operator")
+USAGE_KEYS = (
+    ("injected_count", "last_injected_at_ms"),
+    ("explicit_recall_count", "last_recalled_at_ms"),
+    ("judged_useful_count", "last_useful_at_ms"),
+)
+
+# The columns every reader selects, in table order; ever_quarantined only where the file has it.
+RECORD_COLUMNS = (
+    "memory_id", "scope_kind", "scope_key", "kind", "title", "description", "body", "tags",
+    "provenance", "trust", "status_kind", "status_detail", "supersedes", "derived_from",
+    "working_set_rank", "content_hash", "created_at_ms", "updated_at_ms", "usage_stats",
+)
+LIST_COLUMNS = tuple(c for c in RECORD_COLUMNS if c != "body")
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    realm: str
+    id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    title: str
+    description: str
+    tags: list[str]
+    provenance: dict[str, Any]
+    trust: str
+    status: str
+    status_detail: str | None
+    supersedes: str | None
+    derived_from: list[str]
+    working_set_rank: int | None
+    content_hash: str
+    created_at_ms: int
+    updated_at_ms: int
+    usage: dict[str, int]
+    ever_quarantined: bool
+    body_bytes: int
+    body: str | None = None  # None on list rows: bodies are read only for one record
+    malformed: tuple[str, ...] = field(default=())
+
+    @property
+    def scope(self) -> dict[str, str]:
+        return scope_json(self.realm, self.scope_kind, self.scope_key)
+
+    @property
+    def author(self) -> dict[str, Any]:
+        return self.provenance.get("author", {})
+
+    @property
+    def evidence(self) -> list[dict[str, Any]]:
+        return self.provenance.get("evidence", [])
+
+    @property
+    def verification(self) -> dict[str, Any] | None:
+        return self.provenance.get("verification")
+
+
+def scope_json(realm: str, kind: str, key: str) -> dict[str, str]:
+    """MemoryScope's wire shape (tag ``scope``); the realm scope carries no key."""
+    if kind == "realm":
+        return {"scope": "realm", "realm": realm}
+    if kind in SCOPE_KINDS:
+        return {"scope": kind, "realm": realm, kind: key}
+    return {"scope": kind, "realm": realm, "key": key}
+
+
+def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
+    """A record from one row dict (``body`` optional; ``body_bytes`` required when it is absent)."""
+    malformed: list[str] = []
+
+    def bad(column: str) -> None:
+        malformed.append(column)
+
+    if row["scope_kind"] not in SCOPE_KINDS:
+        bad("scope_kind")
+    tags = _json_column(row.get("tags"), list, "tags", bad)
+    if not all(isinstance(tag, str) for tag in tags):
+        tags, _ = [], bad("tags")
+    derived = _json_column(row.get("derived_from"), list, "derived_from", bad)
+    if not all(isinstance(item, str) for item in derived):
+        derived, _ = [], bad("derived_from")
+    provenance = _decode_provenance(row.get("provenance"), bad)
+    usage = _decode_usage(row.get("usage_stats"), bad)
+    status = row["status_kind"] if row["status_kind"] in STATUS_KINDS else "active"  # spec §3
+    body = row.get("body")
+    body_bytes = len(body.encode("utf-8")) if body is not None else int(row.get("body_bytes") or 0)
+    return MemoryRecord(
+        realm=realm,
+        id=row["memory_id"],
+        scope_kind=row["scope_kind"],
+        scope_key=row["scope_key"],
+        kind=row["kind"],
+        title=row["title"],
+        description=row.get("description") or "",
+        tags=tags,
+        provenance=provenance,
+        trust=row["trust"],
+        status=status,
+        status_detail=row.get("status_detail"),
+        supersedes=row.get("supersedes"),
+        derived_from=derived,
+        working_set_rank=row.get("working_set_rank"),
+        content_hash=row.get("content_hash") or "",
+        created_at_ms=int(row["created_at_ms"]),
+        updated_at_ms=int(row["updated_at_ms"]),
+        usage=usage,
+        ever_quarantined=bool(row.get("ever_quarantined") or 0),
+        body_bytes=body_bytes,
+        body=body,
+        malformed=tuple(malformed),
+    )
+
+
+def parse_json_text(text: Any) -> Any:
+    """JSON from a TEXT column, or None when it is not valid JSON."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _json_column(text: Any, expected: type, column: str, bad) -> Any:
+    value = parse_json_text(text)
+    if isinstance(value, expected):
+        return value
+    bad(column)
+    return expected()
+
+
+def _decode_provenance(text: Any, bad) -> dict[str, Any]:
+    value = parse_json_text(text)
+    author = value.get("author") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(author, dict) or "author" not in author:
+        bad("provenance")
+        return {"evidence": [], "author": {"author": "unknown"}}
+    evidence = value.get("evidence", [])  # spec §2: readers accept a missing evidence list
+    if not isinstance(evidence, list) or not all(isinstance(ref, dict) for ref in evidence):
+        bad("provenance")
+        evidence = []
+    decoded = {"evidence": evidence, "author": author}
+    for optional in ("profile", "verification"):
+        if isinstance(value.get(optional), dict):
+            decoded[optional] = value[optional]
+    return decoded
+
+
+def _decode_usage(text: Any, bad) -> dict[str, int]:
+    value = parse_json_text(text)
+    if not isinstance(value, dict):
+        bad("usage_stats")  # spec §2: bad JSON reads as the default counters
+        value = {}
+    usage: dict[str, int] = {}
+    for count_key, last_key in USAGE_KEYS:
+        count = value.get(count_key, 0)
+        usage[count_key] = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        if isinstance(value.get(last_key), int):
+            usage[last_key] = value[last_key]
+    return usage
