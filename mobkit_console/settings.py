@@ -94,10 +94,14 @@ TEMPLATES = [
 ]
 
 # The console's own database (users, tokens, event log). Never a realm file.
+_DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if not _DATABASE_URL:
+    # SQLite creates the file but not its directory; without this a fresh checkout's first
+    # `manage.py migrate` fails with "unable to open database file".
+    CONSOLE_STATE_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", "").strip()
-        or f"sqlite:///{CONSOLE_STATE_DIR / 'console.sqlite3'}",
+        _DATABASE_URL or f"sqlite:///{CONSOLE_STATE_DIR / 'console.sqlite3'}",
         conn_max_age=60,
     )
 }
@@ -159,7 +163,9 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = not DEBUG and _env_flag("DJANGO_SECURE_COOKIES", True)
+# Off by default so `bin/demo` can sign in over plain http on localhost; set
+# DJANGO_SECURE_COOKIES=1 whenever the console is served behind TLS (README, check --deploy).
+SESSION_COOKIE_SECURE = _env_flag("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # HSTS and the HTTPS redirect belong to the TLS-terminating proxy in front of daphne (README).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -1,0 +1,61 @@
+"""Issuing and resolving API tokens; the HTTP and WebSocket middlewares both resolve through here."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from mobkit_console.accounts.models import ApiToken
+
+TOKEN_PREFIX = "mkc_"
+PREFIX_SHOWN = 12
+# last_used_at is a hint for operators, not an audit trail: refresh it at most this often so an
+# API client does not turn every read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def user_for_subject(subject: str) -> AbstractBaseUser:
+    """The user whose subject is ``subject``, created when missing (email too when it has an '@')."""
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(
+        username=subject, defaults={"email": subject if "@" in subject else ""}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def token_issue(*, user: AbstractBaseUser) -> str:
+    """A new bearer token for ``user``; only its hash is stored, so this is the one time it is seen."""
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    ApiToken.objects.create(user=user, prefix=raw[:PREFIX_SHOWN], token_sha256=_digest(raw))
+    return raw
+
+
+def user_for_token(raw: str) -> AbstractBaseUser | None:
+    """The active user a raw bearer token belongs to, or None for an unknown or empty token."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    token = ApiToken.objects.select_related("user").filter(token_sha256=_digest(raw)).first()
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user
+
+
+def user_subject(user: AbstractBaseUser) -> str:
+    """The caller's subject as access.toml matches it: the email if set, else the username."""
+    return getattr(user, "email", "") or user.get_username()
