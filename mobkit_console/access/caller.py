@@ -1,0 +1,111 @@
+"""The caller's access: what every view, RPC method, selector and consumer asks (spec §2).
+
+Build one `Access` per request with `access_for_user(request.user)` and pass it down; it snapshots
+the config in force, so one request is decided by one config even if the file changes meanwhile.
+
+The console has no roster, so an agent is known only by its identity: checks use a bare-identity
+resource (identity and agent id both set to it, role and labels unknown). As on a MobKit attribute
+cache miss (§2.1), role- and label-scoped rules therefore never match here: they fail closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .config import current_access_config
+from .engine import (
+    ACCESS_ACTIONS,
+    AccessConfig,
+    Principal,
+    Resource,
+    evaluate,
+    groups_for_subject,
+    is_admin,
+    may_perform_anywhere,
+)
+
+# An Access built by hand (tests, fixtures) without a config: enforced means nothing is granted.
+_NOTHING_GRANTED = AccessConfig(enabled=True)
+
+
+@dataclass(frozen=True)
+class Access:
+    subject: str | None
+    groups: frozenset[str]
+    enforced: bool  # False when no config is set or the config has enabled = false
+    is_admin: bool
+    config: AccessConfig = field(default=_NOTHING_GRANTED, repr=False, compare=False)
+    revision: str = field(default="0", compare=False)
+    available: bool = field(default=False, compare=False)  # an access.toml is configured
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(subject=self.subject, groups=self.groups)
+
+    def allows(self, action: str, identity: str | None = None) -> bool:
+        """May the caller do `action` to agent `identity` (None: a resource-less check)?"""
+        if not self.enforced or self.is_admin:
+            return True
+        resource = None if identity is None else Resource(identity=identity, agent_id=identity)
+        return evaluate(self.config, self.principal, action, resource).allowed
+
+    def may_perform_anywhere(self, action: str) -> bool:
+        """Coarse: is `action` granted on anything at all (selectors and denies ignored, §2.3)?"""
+        if not self.enforced or self.is_admin:
+            return True
+        return may_perform_anywhere(self.config, self.principal, action)
+
+
+def subject_for_user(user: Any) -> str | None:
+    """CONTRACT "Identity of a caller": the email if set, else the username; None when anonymous."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    email = (getattr(user, "email", "") or "").strip()
+    return email or user.get_username()
+
+
+def access_for_subject(subject: str | None) -> Access:
+    loaded = current_access_config()
+    config = loaded.config
+    return Access(
+        subject=subject,
+        groups=groups_for_subject(config, subject),
+        enforced=loaded.available and config.enabled,
+        is_admin=is_admin(config, subject),
+        config=config,
+        revision=loaded.revision,
+        available=loaded.available,
+    )
+
+
+def access_for_user(user: Any) -> Access:
+    return access_for_subject(subject_for_user(user))
+
+
+def _can_administer(access: Access) -> bool:
+    # spec §2.6 bootstrap: while disabled with no admins named, anyone may administer; once admins
+    # exist, only they and access.admin grantees may, whether or not the config is enabled yet.
+    if not access.available:
+        return False
+    config = access.config
+    if not config.enabled and not any(admin.strip() for admin in config.admins):
+        return True
+    if access.is_admin:
+        return True
+    as_enforced = replace(config, enabled=True)
+    return evaluate(as_enforced, access.principal, "access.admin", None).allowed
+
+
+def access_status(access: Access) -> dict[str, Any]:
+    """The result of `mobkit/access/status` for this caller (spec §2.6)."""
+    return {
+        "available": access.available,
+        "enabled": access.enforced,
+        "revision": access.revision,
+        "subject": access.subject,
+        "groups": sorted(access.groups),
+        "is_admin": access.is_admin,
+        "can_administer": _can_administer(access),
+        "actions": list(ACCESS_ACTIONS),
+    }

@@ -1,0 +1,151 @@
+"""Loading and live-reloading the operator's `access.toml` (`settings.MOBKIT_ACCESS_CONFIG`).
+
+No setting: access control is disabled and everything is allowed (CONTRACT, spec §2.6). With a
+setting, the file must be valid at start-up (`AccessConfig.ready()` refuses to start otherwise).
+While running, an edit applies within a few seconds; an invalid edit or a vanished file keeps the
+last good config and is logged, so a typo never opens or closes the console by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from .engine import AccessConfig, AccessConfigError, normalize_for_memory_actions, parse_access_config
+
+logger = logging.getLogger("mobkit_console.access")
+
+# Stat the file at most this often; a valid edit is therefore live within about a second.
+RECHECK_INTERVAL_S = 1.0
+
+_FileSignature = tuple[int, int, int]  # (mtime_ns, size, inode): an atomic rename changes the inode
+
+
+@dataclass(frozen=True)
+class LoadedAccessConfig:
+    config: AccessConfig
+    revision: str  # short sha256 of the file bytes; "0" when no file is configured
+    available: bool  # False when MOBKIT_ACCESS_CONFIG is not set
+    path: Path | None
+
+
+NO_ACCESS_CONTROL = LoadedAccessConfig(config=AccessConfig(), revision="0", available=False, path=None)
+
+
+def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
+    """Read, parse, validate and normalize one access file; AccessConfigError on any failure."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read()
+            stat = os.fstat(handle.fileno())
+    except FileNotFoundError as error:
+        raise AccessConfigError(f"access config file not found: {path}") from error
+    except OSError as error:
+        raise AccessConfigError(f"access config io error: {error}") from error
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise AccessConfigError(f"access config could not be parsed: {error}") from error
+    config, rewritten = normalize_for_memory_actions(parse_access_config(data))
+    if rewritten:
+        # spec §2.3: MobKit saves this rewrite back; the console is read-only, so it lives in memory.
+        logger.warning(
+            "%s predates the memory read actions: granting agent.memory.read wherever agent.view is "
+            "granted (in memory only; write explicit agent.memory.read / mob.memory.read / "
+            "memory.quarantine.review rules to silence this)",
+            path,
+        )
+    loaded = LoadedAccessConfig(
+        config=config, revision=hashlib.sha256(raw).hexdigest()[:16], available=True, path=path
+    )
+    return loaded, (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+class _Watcher:
+    """The last good config of one file, re-read when the file's signature changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.loaded, self._signature = _read(path)
+        self._missing_logged = False
+        self._checked_at = time.monotonic()
+
+    def current(self) -> LoadedAccessConfig:
+        if time.monotonic() - self._checked_at >= RECHECK_INTERVAL_S:
+            self.refresh()
+        return self.loaded
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._checked_at = time.monotonic()
+            try:
+                stat = os.stat(self.path)
+            except FileNotFoundError:
+                if not self._missing_logged:
+                    logger.error("%s is missing; keeping the last good access config", self.path)
+                    self._missing_logged = True
+                return
+            self._missing_logged = False
+            if (stat.st_mtime_ns, stat.st_size, stat.st_ino) == self._signature:
+                return
+            try:
+                self.loaded, self._signature = _read(self.path)
+            except AccessConfigError as error:
+                # Remember the bad file's signature so it is reported once, not every second.
+                self._signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+                logger.error("%s: %s; keeping the last good access config", self.path, error)
+                return
+            logger.info("reloaded access config %s (revision %s)", self.path, self.loaded.revision)
+
+
+_watcher: _Watcher | None = None
+_watcher_lock = threading.Lock()
+
+
+def _watcher_for_settings() -> _Watcher | None:
+    global _watcher
+    configured = settings.MOBKIT_ACCESS_CONFIG
+    if configured is None:
+        return None
+    path = Path(configured)
+    with _watcher_lock:
+        if _watcher is None or _watcher.path != path:
+            try:
+                _watcher = _Watcher(path)
+            except AccessConfigError as error:
+                # There is no last good config to fall back on, so nothing safe to serve.
+                raise ImproperlyConfigured(str(error)) from error
+        return _watcher
+
+
+def current_access_config() -> LoadedAccessConfig:
+    """The config in force now, re-read at most about once a second when the file changed."""
+    watcher = _watcher_for_settings()
+    return NO_ACCESS_CONTROL if watcher is None else watcher.current()
+
+
+def refresh_access_config() -> LoadedAccessConfig:
+    """Check the file now instead of waiting for the next recheck (for tests and operators' tools)."""
+    watcher = _watcher_for_settings()
+    if watcher is None:
+        return NO_ACCESS_CONTROL
+    watcher.refresh()
+    return watcher.loaded
+
+
+def load_access_config_at_startup() -> LoadedAccessConfig:
+    """Load the configured file afresh; ImproperlyConfigured with MobKit's message if it is invalid."""
+    global _watcher
+    with _watcher_lock:
+        _watcher = None
+    return current_access_config()
