@@ -7,10 +7,14 @@ cursor means the same thing on every surface (spec memory-store §5, console-pan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mobkit_console.rpc.errors import NOT_FOUND, RpcError, invalid_params
+from memory_panel.realms import realm_exists
 from memory_panel.records import SCOPE_KINDS, STATUS_KINDS, MemoryRecord
+
+if TYPE_CHECKING:
+    from memory_panel.selectors import InjectionRow
 
 # spec console-panel-and-access §1.2
 RECORDS_DEFAULT_LIMIT = 50
@@ -121,4 +125,22 @@ def record_json(record: MemoryRecord, *, with_body: bool) -> dict[str, Any]:
         out["content_hash"] = record.content_hash
     if record.malformed:
         out["malformed_columns"] = list(record.malformed)
+    return out
+
+
+def parse_realm(raw: Any) -> str | None:
+    """An optional realm name, which must have a store file: the console never creates one."""
+    name = param_str({"realm": raw}, "realm")
+    if name is not None and not realm_exists(name):
+        raise invalid_params(f"unknown realm '{name}'")
+    return name
+
+
+def injection_json(row: InjectionRow, *, with_realm: bool) -> dict[str, Any]:
+    """Per-record ledger rows omit a null session_key; panel/injections rows carry realm and null."""
+    out: dict[str, Any] = {"realm": row.realm} if with_realm else {}
+    out.update(record_id=row.record_id, identity=row.identity)
+    if with_realm or row.session_key is not None:
+        out["session_key"] = row.session_key
+    out.update(surface=row.surface, at_ms=row.at_ms)
     return out

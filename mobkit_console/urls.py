@@ -1,5 +1,22 @@
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
+
+from mobkit_console.experience import experience
+from mobkit_console.rpc.views import rpc_endpoint
+from mobkit_console.shell import console_shell
 
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="console-shell")),
+    path("console/", console_shell, name="console-shell"),
+    path(
+        "console/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    # Django's LogoutView signs out on POST only, so a link or prefetch cannot sign anyone out.
+    path("console/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("console/rpc", rpc_endpoint, name="console-rpc"),
+    path("console/experience", experience, name="console-experience"),
     path("console/", include("memory_panel.urls")),
 ]

@@ -1,0 +1,29 @@
+"""``GET /console/experience``: what the caller may do, for clients shaping their navigation."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from memory_panel.visibility import can_read_memory, can_review_quarantine
+from mobkit_console.access.caller import access_for_user, access_status
+
+
+@require_GET
+def experience(request: HttpRequest) -> JsonResponse:
+    if not request.user.is_authenticated:
+        return JsonResponse({"error": "unauthorized", "reason": "missing_credentials"}, status=401)
+    access = access_for_user(request.user)
+    status = access_status(access)
+    return JsonResponse(
+        {
+            "memory": {
+                "available": True,
+                "can_read": can_read_memory(access),
+                "can_review_quarantine": can_review_quarantine(access),
+            },
+            "access": {
+                key: status[key] for key in ("available", "enabled", "subject", "groups", "can_administer")
+            },
+        }
+    )
