@@ -88,6 +88,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "mobkit_console.shell.console_layout",
             ],
         },
     },
@@ -137,7 +138,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Not the Manifest variant: with it, {% static %} raises until collectstatic has run, which
+    # would break tests and `bin/demo`. Unhashed names get WhiteNoise's short max-age instead.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 # Tests and runserver serve static files straight from the finders, without a collectstatic step.
 WHITENOISE_USE_FINDERS = True

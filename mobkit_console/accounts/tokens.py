@@ -55,7 +55,3 @@ def user_for_token(raw: str) -> AbstractBaseUser | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user
 
-
-def user_subject(user: AbstractBaseUser) -> str:
-    """The caller's subject as access.toml matches it: the email if set, else the username."""
-    return getattr(user, "email", "") or user.get_username()

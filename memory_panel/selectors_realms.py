@@ -1,0 +1,51 @@
+"""Realm-level summaries for the console shell: which realms exist, how big, which store format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import DatabaseError, connections
+
+from memory_panel.realms import UnknownRealm, realm_alias, realm_names, store_format
+
+# Counting stops here (a capped count, as Datasette shows): the shell costs one bounded query per
+# realm however large a realm grows.
+RECORD_COUNT_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class RealmSummary:
+    name: str
+    record_count: int | None  # None when the file could not be read
+    count_capped: bool  # True when the realm holds more than RECORD_COUNT_CAP records
+    format_label: str | None
+    error: str | None = None
+
+    @property
+    def count_label(self) -> str:
+        if self.record_count is None:
+            return "–"
+        return f"{self.record_count:,}+" if self.count_capped else f"{self.record_count:,}"
+
+
+def realm_summaries() -> list[RealmSummary]:
+    """Every realm with a store file, in name order; an unreadable file is reported, not raised."""
+    summaries = (_realm_summary(name) for name in realm_names())
+    return [summary for summary in summaries if summary is not None]
+
+
+def _realm_summary(name: str) -> RealmSummary | None:
+    try:
+        alias = realm_alias(name)
+        with connections[alias].cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM records LIMIT %s)", [RECORD_COUNT_CAP + 1]
+            )
+            (count,) = cursor.fetchone()
+        label = store_format(name).label
+    except UnknownRealm:
+        return None  # the file went away between listing the directory and opening it
+    except DatabaseError as exc:
+        return RealmSummary(name, None, False, None, error=f"unreadable: {exc}")
+    capped = count > RECORD_COUNT_CAP
+    return RealmSummary(name, min(count, RECORD_COUNT_CAP), capped, label)

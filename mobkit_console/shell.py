@@ -1,0 +1,55 @@
+"""The console shell: the page frame every console page shares, and the realm list at /console/."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from memory_panel.realms import agent_memory_root
+from memory_panel.selectors_realms import realm_summaries
+from memory_panel.visibility import can_read_memory, can_review_quarantine
+from mobkit_console.access.caller import Access, access_for_user, subject_for_user
+
+# Tab name -> the path it opens; Holdings matches exactly because every memory page sits below it.
+_TAB_PREFIXES = (
+    ("records", "/console/memory/records/"),
+    ("quarantine", "/console/memory/quarantine/"),
+    ("dreams", "/console/memory/dreams/"),
+    ("timeline", "/console/timeline/"),
+)
+
+
+def memory_nav(access: Access) -> dict[str, bool]:
+    """Which Memory tabs the caller sees (spec console-panel-and-access §5: can_read gates the
+    Memory entries, can_review_quarantine the quarantine section)."""
+    return {"can_read": can_read_memory(access), "can_review_quarantine": can_review_quarantine(access)}
+
+
+def console_layout(request: HttpRequest) -> dict[str, object]:
+    """Context processor for base.html: the signed-in subject, its Memory tabs, the current tab.
+
+    A view that already built the caller's Access may pass its own ``memory_nav``; view context
+    wins over a context processor's.
+    """
+    context: dict[str, object] = {"active_tab": _active_tab(request.path)}
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        context["subject"] = subject_for_user(user)
+        context["memory_nav"] = memory_nav(access_for_user(user))
+    return context
+
+
+def _active_tab(path: str) -> str:
+    if path == "/console/memory/":
+        return "holdings"
+    return next((tab for tab, prefix in _TAB_PREFIXES if path.startswith(prefix)), "")
+
+
+@login_required
+def console_shell(request: HttpRequest) -> HttpResponse:
+    context = {"realms": realm_summaries(), "agent_memory_root": agent_memory_root()}
+    # CONTRACT: an HX-Request gets the fragment alone, a history restore the whole page.
+    partial = request.htmx and not request.htmx.history_restore_request
+    template = "console/_realms.html" if partial else "console/shell.html"
+    return render(request, template, context)
