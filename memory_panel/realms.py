@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connections
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
 
 REALM_SUFFIX = ".sqlite3"
 REALM_ALIAS_PREFIX = "realm:"
@@ -146,6 +149,46 @@ def _realm_database_settings(path: Path) -> dict:
         "PORT": "",
         "TEST": {**default.get("TEST", {}), "NAME": None, "MIRROR": None, "MIGRATE": False},
     }
+
+
+class _QueryDeadline:
+    """Interrupts a realm query that runs past the time limit, so no worker is held by one.
+
+    An execute wrapper starts the clock; SQLite's progress handler, called every few thousand
+    VM steps, aborts the statement once the deadline has passed (it raises "interrupted").
+    """
+
+    STEPS = 10_000
+
+    def __init__(self, limit_seconds: float) -> None:
+        self.limit_seconds = limit_seconds
+        self.deadline: float | None = None
+
+    def __call__(self, execute, sql, params, many, context):
+        self.deadline = time.monotonic() + self.limit_seconds
+        return execute(sql, params, many, context)
+
+    def progress(self) -> int:
+        return int(self.deadline is not None and time.monotonic() > self.deadline)
+
+
+@receiver(connection_created)
+def _limit_realm_queries(sender, connection, **kwargs) -> None:
+    if not connection.alias.startswith(REALM_ALIAS_PREFIX):
+        return
+    deadline = _QueryDeadline(settings.MOBKIT_REALM_QUERY_TIMEOUT_MS / 1000)
+    connection.connection.set_progress_handler(deadline.progress, _QueryDeadline.STEPS)
+    connection.execute_wrappers.append(deadline)
+
+
+def store_error_message(error: BaseException) -> str:
+    """What a caller is told when a realm read fails (never a traceback, never a 500)."""
+    if "interrupted" in str(error):
+        return (
+            f"agent memory panel failed: the realm query ran past the "
+            f"{settings.MOBKIT_REALM_QUERY_TIMEOUT_MS} ms time limit"
+        )
+    return f"agent memory panel failed: {error}"
 
 
 def forget_realm_connections() -> None:

@@ -32,6 +32,9 @@ MOBKIT_ACCESS_CONFIG = _env_path("MOBKIT_ACCESS_CONFIG")
 MOBKIT_INGEST_TOKEN = os.environ.get("MOBKIT_INGEST_TOKEN", "").strip() or None
 MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", "").strip() or None
 
+# Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
+MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
+
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or (

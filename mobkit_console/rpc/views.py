@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from memory_panel.realms import store_error_message
 from mobkit_console.access.caller import Access, access_for_user
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
@@ -83,7 +84,7 @@ def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
     except DatabaseError as error:
         # spec open question 1: MobKit's mapping is unknown; store failures read as internal errors.
         logger.warning("store error in %s: %s", call["method"], error)
-        failure = RpcError(INTERNAL_ERROR, f"agent memory panel failed: {error}")
+        failure = RpcError(INTERNAL_ERROR, store_error_message(error))
         return None if is_notification else _error_body(request_id, failure)
     if is_notification:
         return None
