@@ -7,3 +7,4 @@ class MemoryPanelConfig(AppConfig):
 
     def ready(self) -> None:
         from memory_panel import rpc  # noqa: F401  (registers the mobkit/memory/panel/* methods)
+        from memory_panel import rpc_ledger  # noqa: F401  (ledger methods and the recall preview)
