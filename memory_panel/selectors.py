@@ -69,6 +69,10 @@ class RecordFilter:
     scope_kind: str | None = None
     scope_key: str | None = None
     status: str | None = None
+    # Console additions (MobKit filters kind and trust client-side): the HTML Records page passes
+    # them so keyset pages stay full; the RPC never sets them, keeping MobKit's params exact.
+    kind: str | None = None
+    trust: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,8 @@ def _equality_filters(filters: RecordFilter) -> dict[str, str]:
         "scope_kind": filters.scope_kind,
         "scope_key": filters.scope_key,
         "status_kind": filters.status,
+        "kind": filters.kind,
+        "trust": filters.trust,
     }
     return {column: value for column, value in wanted.items() if value is not None}
 
@@ -299,6 +305,33 @@ def claimant_ids(chain: list[MemoryRecord]) -> set[str]:
         if link.supersedes
         and (prior := by_id.get(link.supersedes)) is not None
         and not (prior.status == "superseded" and prior.status_detail == link.id)
+    }
+
+
+def list_claimant_ids(*, records: list[MemoryRecord]) -> set[str]:
+    """List rows that are uncommitted claimants (as ``claimant_ids``), reading each prior once.
+
+    A list row does not carry its prior's status, so the priors are fetched in one query per realm.
+    """
+    priors_by_realm: dict[str, set[str]] = {}
+    for record in records:
+        if record.supersedes:
+            priors_by_realm.setdefault(record.realm, set()).add(record.supersedes)
+    committed: dict[tuple[str, str], str | None] = {}
+    for realm, prior_ids in priors_by_realm.items():
+        rows = (
+            Record.objects.using(realm_alias(realm))
+            .filter(memory_id__in=prior_ids)
+            .values_list("memory_id", "status_kind", "status_detail")
+        )
+        for memory_id, status, detail in rows:
+            committed[(realm, memory_id)] = detail if status == "superseded" else None
+    return {
+        record.id
+        for record in records
+        if record.supersedes
+        and (record.realm, record.supersedes) in committed
+        and committed[(record.realm, record.supersedes)] != record.id
     }
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mobkit_console.rpc.errors import NOT_FOUND, RpcError, invalid_params
 from memory_panel.realms import realm_exists
-from memory_panel.records import SCOPE_KINDS, STATUS_KINDS, MemoryRecord
+from memory_panel.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 
 if TYPE_CHECKING:
     from memory_panel.selectors import InjectionRow
@@ -80,6 +80,22 @@ def parse_status(raw: Any) -> str | None:
     if status is not None and status not in STATUS_KINDS:
         raise invalid_params(f"unknown status '{status}'")
     return status
+
+
+def parse_kind(raw: Any) -> str | None:
+    """A memory kind filter (console extension: MobKit's panel filters kind client-side)."""
+    kind = param_str({"kind": raw}, "kind")
+    if kind is not None and kind not in MEMORY_KINDS:
+        raise invalid_params(f"unknown kind '{kind}'")
+    return kind
+
+
+def parse_trust(raw: Any) -> str | None:
+    """A trust tier filter (console extension, as ``parse_kind``)."""
+    trust = param_str({"trust": raw}, "trust")
+    if trust is not None and trust not in TRUST_TIERS:
+        raise invalid_params(f"unknown trust '{trust}'")
+    return trust
 
 
 def unknown_record(memory_id: str) -> RpcError:
