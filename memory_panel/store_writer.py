@@ -151,8 +151,12 @@ def normalize_tags(tags: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _ascii_lower(value: str) -> str:
-    return "".join(c.lower() if "A" <= c <= "Z" else c for c in value)
+    # Rust's to_ascii_lowercase: non-ASCII letters keep their case.
+    return value.translate(_ASCII_LOWER)
 
 
 def collapse_whitespace(value: str) -> str:
@@ -297,15 +301,19 @@ _SECRET_PATTERNS = (
     ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}\b")),
     ("private-key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
     ("credential-assignment", re.compile(
-        r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\s*[:=]\s*['\"]?[^\s'\"]{8,}")),
+        r"(?i:\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token))\s*[:=]\s*['\"]?[^\s'\"]{8,}")),
 )
 
 
+_ANY_SECRET = re.compile("|".join(f"(?:{p.pattern})" for _, p in _SECRET_PATTERNS))
+
+
 def secret_class(*texts: str) -> str | None:
-    for name, pattern in _SECRET_PATTERNS:
-        if any(pattern.search(text) for text in texts):
-            return name
-    return None
+    """The first secret class any text matches (the class, never the match: §7.1)."""
+    joined = "\n".join(texts)
+    if not _ANY_SECRET.search(joined):  # one pass for the common, clean case
+        return None
+    return next(name for name, pattern in _SECRET_PATTERNS if pattern.search(joined))
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,6 +447,7 @@ class StoreWriter:
         self.format = fmt
         self.conn = conn
         self.clock = clock
+        self._dream_seq = itertools.count()
 
     # ---- opening ----------------------------------------------------------------------------
 
@@ -1013,7 +1022,8 @@ class StoreWriter:
     # ---- steward dream runs (§7.3) --------------------------------------------------------------
 
     def new_dream_run_id(self) -> str:
-        return f"dream-{self.clock()}-{_next_seq()}"
+        # §4.4: dream-{now_ms}-{seq}, seq decimal and counted per steward engine (here: per writer).
+        return f"dream-{self.clock()}-{next(self._dream_seq)}"
 
     def record_dream_run(self, run_id: str, *, started_at_ms: int, ops_committed: int,
                          phases: Sequence[tuple[str, str]] = (), verdicts: dict[str, int] | None = None,

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+from inspect import getclosurevars
 from pathlib import Path
 
 import pytest
+from django.db.backends.base.base import BaseDatabaseWrapper
 
-from memory_panel.realms import forget_realm_connections
+from memory_panel.realms import REALM_ALIAS_PREFIX, forget_realm_connections
+
+pytest_plugins = ["tests.fixtures_store"]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_realm_connections():
+def _isolated_realm_connections(monkeypatch):
     # Realm aliases are registered lazily; dropping them after each test keeps Django's per-test
     # database guards from treating one test's realm as another test's forbidden database.
+    # Within a test, Django's guard refuses any configured alias the test did not declare, and a
+    # realm alias cannot be declared up front (it exists once the test has written the file), so
+    # realm aliases (read-only files under tmp_path) skip that one guard. Its wrapper holds what it
+    # wraps as `real_ensure_connection`; without a django_db test there is no guard to skip.
+    guarded = BaseDatabaseWrapper.ensure_connection
+    unguarded = getclosurevars(guarded).nonlocals.get("real_ensure_connection", guarded)
+
+    def ensure_connection(self, *args, **kwargs):
+        if self.alias.startswith(REALM_ALIAS_PREFIX):
+            return unguarded(self, *args, **kwargs)
+        return guarded(self, *args, **kwargs)
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
     yield
     forget_realm_connections()
 
