@@ -10,9 +10,6 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from memory_panel.realms import REALM_ALIAS_PREFIX, forget_realm_connections
 
-pytest_plugins = ["tests.fixtures_store"]
-
-
 @pytest.fixture(autouse=True)
 def _isolated_realm_connections(monkeypatch):
     # Realm aliases are registered lazily; dropping them after each test keeps Django's per-test
