@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections
@@ -24,6 +25,7 @@ from memory_panel.models import (
     Proposal,
     Record,
 )
+from memory_panel.realm_index import IndexQuery, RealmIndex, realm_index
 from memory_panel.realms import UnknownRealm, realm_alias, realm_names, store_format
 from memory_panel.records import (
     LIST_COLUMNS,
@@ -138,23 +140,56 @@ def _visible_rows(
         alias = realm_alias(realm)
     except UnknownRealm:
         return []  # the file went away since discovery: nothing to show for it
-    queryset = _list_rows(alias, realm).filter(**_equality_filters(filters))
-    queryset = queryset.filter(_hidden_by_sql(access))
+    hidden_kinds = _hidden_scope_kinds(access)
+    hide_quarantined = access.enforced and not access.allows(REVIEW)
+    index = realm_index(realm)
+    if index is not None:
+        query = IndexQuery(
+            **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
+        )
+        next_chunk = partial(_index_chunk, index, alias, realm, query)
+    else:
+        queryset = _list_rows(alias, realm).filter(**_equality_filters(filters))
+        if hide_quarantined:
+            queryset = queryset.exclude(status_kind="quarantined")
+        next_chunk = partial(_direct_chunk, queryset.exclude(scope_kind__in=hidden_kinds), realm)
     batch = max(want, FILL_BATCH_MIN) if access.enforced else want
     visible: list[MemoryRecord] = []
     position = cursor
     while len(visible) < want:
-        chunk = list(_after(queryset, position).order_by("-updated_at_ms", "-memory_id")[:batch])
-        for row in chunk:
-            record = decode_record(realm, row)
+        chunk, position = next_chunk(position, batch)
+        for record in chunk:
             if record_visible(access, record):
                 visible.append(record)
                 if len(visible) == want:
                     break
-        if len(chunk) < batch:
+        if position is None:
             break
-        position = Cursor(chunk[-1]["updated_at_ms"], chunk[-1]["memory_id"])
     return visible
+
+
+def _direct_chunk(queryset, realm: str, after: Cursor | None, size: int) -> tuple[list[MemoryRecord], Cursor | None]:
+    """The next rows straight from the realm file, and where the following chunk starts (None: end)."""
+    rows = list(_after(queryset, after).order_by("-updated_at_ms", "-memory_id")[:size])
+    records = [decode_record(realm, row) for row in rows]
+    more = len(rows) == size
+    return records, Cursor(records[-1].updated_at_ms, records[-1].id) if more else None
+
+
+def _index_chunk(
+    index: RealmIndex, alias: str, realm: str, query: IndexQuery, after: Cursor | None, size: int
+) -> tuple[list[MemoryRecord], Cursor | None]:
+    """The next keys from the console's index, their rows read from the realm file by id."""
+    keys = index.page_keys(query, (after.updated_at_ms, after.memory_id) if after else None, size)
+    records = _records_by_id(alias, realm, [memory_id for _, memory_id in keys])
+    more = len(keys) == size
+    return records, Cursor(*keys[-1]) if more else None
+
+
+def _records_by_id(alias: str, realm: str, ids: list[str]) -> list[MemoryRecord]:
+    """List rows for ``ids``, in that order (ids the realm no longer holds are skipped)."""
+    rows = {row["memory_id"]: row for row in _list_rows(alias, realm).filter(memory_id__in=ids)}
+    return [decode_record(realm, rows[memory_id]) for memory_id in ids if memory_id in rows]
 
 
 def _equality_filters(filters: RecordFilter) -> dict[str, str]:
@@ -168,17 +203,12 @@ def _equality_filters(filters: RecordFilter) -> dict[str, str]:
     return {column: value for column, value in wanted.items() if value is not None}
 
 
-def _hidden_by_sql(access: Access) -> Q:
-    """Rows no grant of this caller could reveal, excluded in SQL so pages never crawl past them."""
+def _hidden_scope_kinds(access: Access) -> tuple[str, ...]:
+    """Scope kinds no grant of this caller could reveal, excluded before rows are read."""
     if not access.enforced:
-        return Q()
-    hidden = Q()
-    if not access.allows(REVIEW):
-        hidden |= Q(status_kind="quarantined")
-    for kind, action in (("mob", "mob.memory.read"), ("operator", "operator.memory.read"), ("realm", "agent.memory.read")):
-        if not access.allows(action):
-            hidden |= Q(scope_kind=kind)
-    return ~hidden if hidden else Q()
+        return ()
+    resource_less = (("mob", "mob.memory.read"), ("operator", "operator.memory.read"), ("realm", "agent.memory.read"))
+    return tuple(kind for kind, action in resource_less if not access.allows(action))
 
 
 def _after(queryset, cursor: Cursor | None):
@@ -280,9 +310,12 @@ def supersede_chain(*, realm: str, memory_id: str, max_len: int = CHAIN_MAX) -> 
         chain.append(successor)
         tip = successor
     # Uncommitted claimants: rows pointing at the tip that the tip does not name as its successor.
-    claimants = rows.filter(supersedes=tip.id).exclude(memory_id__in=seen).order_by("created_at_ms")
-    for row in claimants[: max(0, max_len - len(chain))]:
-        chain.append(decode_record(realm, row))
+    index = realm_index(realm)
+    if index is not None:
+        claimants = _records_by_id(alias, realm, index.claimant_ids(tip.id))
+    else:
+        claimants = [decode_record(realm, row) for row in rows.filter(supersedes=tip.id).order_by("created_at_ms", "memory_id")]
+    chain += [c for c in claimants if c.id not in seen][: max(0, max_len - len(chain))]
     return chain
 
 
@@ -369,9 +402,8 @@ def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> Quaran
             alias = realm_alias(name)
         except UnknownRealm:
             continue
-        queryset = _list_rows(alias, name).filter(status_kind="quarantined").order_by("-created_at_ms", "-memory_id")
         # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
-        records.extend(_take_visible(access, name, queryset, limit))
+        records.extend(_visible_quarantined(access, alias, name, limit))
         promotions.extend(
             PendingPromotionRow(realm=name, **row)
             for row in PendingPromotion.objects.using(alias)
@@ -384,15 +416,31 @@ def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> Quaran
     return QuarantineQueue(records[:limit], promotions, realms)
 
 
-def _take_visible(access: Access, realm: str, queryset, limit: int) -> list[MemoryRecord]:
+def _visible_quarantined(access: Access, alias: str, realm: str, limit: int) -> list[MemoryRecord]:
+    """The newest quarantined rows the caller may see, up to ``limit``, read on past hidden ones."""
+    hidden_kinds = _hidden_scope_kinds(access)
+    index = realm_index(realm)
+    queryset = (
+        _list_rows(alias, realm)
+        .filter(status_kind="quarantined")
+        .exclude(scope_kind__in=hidden_kinds)
+        .order_by("-created_at_ms", "-memory_id")
+    )
+    batch = max(limit, FILL_BATCH_MIN)
     taken: list[MemoryRecord] = []
-    for row in queryset.iterator(chunk_size=max(limit, FILL_BATCH_MIN)):
-        record = decode_record(realm, row)
-        if record_visible(access, record):
-            taken.append(record)
-            if len(taken) == limit:
-                break
-    return taken
+    offset = 0
+    while len(taken) < limit:
+        if index is not None:
+            ids = index.quarantined_ids(hidden_scope_kinds=hidden_kinds, offset=offset, limit=batch)
+            chunk, read = _records_by_id(alias, realm, ids), len(ids)
+        else:
+            chunk = [decode_record(realm, row) for row in queryset[offset : offset + batch]]
+            read = len(chunk)
+        taken += [record for record in chunk if record_visible(access, record)]
+        if read < batch:
+            break
+        offset += batch
+    return taken[:limit]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -431,7 +479,10 @@ def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[lis
 def _realm_dreams(realm: str, limit: int) -> list[DreamSummary]:
     rows = (
         Audit.objects.using(realm_alias(realm))
-        .order_by("-applied_at_ms", "-audit_id")
+        # MobKit orders by (applied_at_ms, audit_id), which no index covers. audit_id is assigned in
+        # commit order under the write lock, so it is the same order unless the clock stepped back,
+        # and it reads the newest rows through the primary key instead of sorting the whole table.
+        .order_by("-audit_id")
         .values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:DREAM_AUDIT_SCAN]
     )
     runs: dict[str, DreamSummary] = {}
@@ -476,10 +527,12 @@ def _steward_run_id(detail: Any) -> str | None:
 def record_dreams(*, access: Access, realm: str, memory_id: str) -> list[DreamSummary]:
     """Steward runs whose audit rows touched one record, for its biography."""
     _require_realm_history(access)
+    audit = Audit.objects.using(realm_alias(realm))
+    index = realm_index(realm)
+    # The audit table has no index on memory_id; the console's index keeps the steward's rows by record.
+    audit = audit.filter(audit_id__in=index.steward_audit_ids(memory_id)) if index else audit.filter(memory_id=memory_id)
     rows = (
-        Audit.objects.using(realm_alias(realm))
-        .filter(memory_id=memory_id)
-        .order_by("-applied_at_ms", "-audit_id")
+        audit.order_by("-applied_at_ms", "-audit_id")
         .values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:DREAM_AUDIT_SCAN]
     )
     runs: dict[str, DreamSummary] = {}
@@ -520,12 +573,15 @@ def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHold
 
 
 def _realm_holdings(realm: str) -> Iterator[ScopeHoldings]:
-    cursor = _cursor(realm)
     counts: dict[tuple[str, str], dict[str, int]] = {}
-    rows = cursor.execute(
-        "SELECT scope_kind, scope_key, status_kind, COUNT(*), COALESCE(SUM(LENGTH(body)), 0)"
-        " FROM records GROUP BY 1, 2, 3"
-    ).fetchall()
+    index = realm_index(realm)
+    if index is not None:
+        rows = index.holdings()  # kept current from the audit feed: no GROUP BY per page view
+    else:
+        rows = _cursor(realm).execute(
+            "SELECT scope_kind, scope_key, status_kind, COUNT(*), COALESCE(SUM(LENGTH(body)), 0)"
+            " FROM records GROUP BY 1, 2, 3"
+        ).fetchall()
     for scope_kind, scope_key, status, count, body_chars in rows:
         bucket = counts.setdefault((scope_kind, scope_key), {"body_bytes": 0})
         # spec §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).

@@ -35,6 +35,12 @@ MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", 
 # Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
 MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
 
+# The console's own index of realm ordering keys (memory_panel/realm_index.py): realms with fewer
+# rows are read directly; the index is rebuilt in the background every so often to reconcile.
+MOBKIT_REALM_INDEX_MIN_ROWS = int(os.environ.get("MOBKIT_REALM_INDEX_MIN_ROWS", "20000"))
+MOBKIT_REALM_INDEX_RECONCILE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_RECONCILE_SECONDS", "900"))
+MOBKIT_REALM_INDEX_BACKGROUND = True
+
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or (
