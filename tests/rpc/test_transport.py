@@ -1,0 +1,196 @@
+"""JSON-RPC transport of POST /console/rpc: envelopes, batches, notifications, status codes (spec §1.1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mobkit_console.accounts.tokens import token_issue
+from tests.rpc.conftest import PANEL, RPC, USER, call, post_raw, user_with_subject
+
+pytestmark = pytest.mark.django_db
+
+UNAUTHORIZED = "unauthorized: console rpc requires a valid auth token"
+INVALID_REQUEST = {"code": -32600, "message": "Invalid Request", "data": None}
+
+
+def request(method: str, request_id=1, params=None) -> dict:
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return body
+
+
+@pytest.fixture
+def reader(world, signed_in):
+    return signed_in(USER)
+
+
+def test_single_call_answers_200_with_result_and_no_error_key(client, reader, world):
+    reply = call(client, PANEL + "harvests", request_id="abc")
+    assert reply.status == 200
+    assert reply.body == {"jsonrpc": "2.0", "id": "abc", "result": {"harvests": world.harvests, "realms": world.realms}}
+    assert "error" not in reply.body
+
+
+@pytest.mark.parametrize("request_id", [0, 7, -3, "x-1", None])
+def test_request_id_echoed_verbatim(client, reader, request_id):
+    reply = call(client, "mobkit/capabilities", request_id=request_id)
+    assert reply.body["id"] == request_id
+    assert reply.body["jsonrpc"] == "2.0"
+
+
+def test_batch_keeps_order_and_mixes_results_and_errors(client, reader, world):
+    batch = [
+        request(PANEL + "harvests", 1),
+        request("mobkit/nope", 2),
+        request(PANEL + "records", 3, {"scope": "galaxy"}),
+        {"jsonrpc": "2.0", "method": PANEL + "harvests"},  # a notification: no reply
+        request(PANEL + "proposals", "four"),
+        42,
+    ]
+    reply = post_raw(client, json.dumps(batch))
+    assert reply.status == 200
+    assert reply.body == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"harvests": world.harvests, "realms": world.realms}},
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found: mobkit/nope", "data": None}},
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Invalid params: unknown scope 'galaxy'", "data": None}},
+        {"jsonrpc": "2.0", "id": "four", "result": {"proposals": world.proposals, "realms": world.realms}},
+        {"jsonrpc": "2.0", "id": None, "error": INVALID_REQUEST},
+    ]
+
+
+def test_notification_gets_no_reply(client, reader):
+    reply = post_raw(client, json.dumps({"jsonrpc": "2.0", "method": PANEL + "harvests"}))
+    assert reply.status == 204
+    assert reply.raw == b""
+
+
+def test_failing_notification_gets_no_reply_either(client, reader):
+    reply = post_raw(client, json.dumps({"jsonrpc": "2.0", "method": PANEL + "records", "params": {"status": "x"}}))
+    assert (reply.status, reply.raw) == (204, b"")
+
+
+def test_all_notification_batch_answers_204(client, reader):
+    batch = [{"jsonrpc": "2.0", "method": "mobkit/capabilities"}, {"jsonrpc": "2.0", "method": "mobkit/nope"}]
+    reply = post_raw(client, json.dumps(batch))
+    assert (reply.status, reply.raw) == (204, b"")
+
+
+@pytest.mark.parametrize("raw", ["{", "not json", '{"jsonrpc": "2.0",', b"\xff\xfe", ""])
+def test_unparseable_body_is_parse_error(client, reader, raw):
+    reply = post_raw(client, raw)
+    assert reply.status == 200
+    assert reply.body == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error", "data": None}}
+
+
+@pytest.mark.parametrize(
+    "payload, reply_id",
+    [
+        ({"id": 1, "method": "mobkit/capabilities"}, 1),  # missing jsonrpc
+        ({"jsonrpc": "1.0", "id": 1, "method": "mobkit/capabilities"}, 1),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, 1),  # method not a string
+        ({"jsonrpc": "2.0", "id": 1}, 1),  # no method
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "mobkit/capabilities"}, None),  # id not a scalar
+        ("just a string", None),
+        (17, None),
+        (None, None),
+    ],
+)
+def test_valid_json_that_is_not_a_request_is_invalid_request(client, reader, payload, reply_id):
+    reply = post_raw(client, json.dumps(payload))
+    assert reply.status == 200
+    assert reply.body == {"jsonrpc": "2.0", "id": reply_id, "error": INVALID_REQUEST}
+
+
+def test_empty_batch_is_invalid_request(client, reader):
+    reply = post_raw(client, "[]")
+    assert reply.status == 200
+    assert reply.body == {"jsonrpc": "2.0", "id": None, "error": INVALID_REQUEST}
+
+
+def test_batch_elements_that_are_not_objects_each_get_invalid_request(client, reader):
+    reply = post_raw(client, json.dumps([1, "x", [], request("mobkit/capabilities", 9)]))
+    assert reply.status == 200
+    assert [r.get("error") for r in reply.body] == [INVALID_REQUEST, INVALID_REQUEST, INVALID_REQUEST, None]
+    assert reply.body[3]["id"] == 9
+
+
+def test_oversized_batch_is_refused_cleanly(client, reader):
+    reply = post_raw(client, json.dumps([request("mobkit/capabilities", i) for i in range(101)]))
+    assert reply.status == 200
+    assert reply.body["error"]["code"] == -32600
+    assert "at most 100" in reply.body["error"]["message"]
+
+
+def test_unknown_method_is_method_not_found(client, reader):
+    reply = call(client, "mobkit/memory/panel/everything", request_id=5)
+    assert reply.status == 200
+    assert reply.body == {"jsonrpc": "2.0", "id": 5, "error": {
+        "code": -32601, "message": "Method not found: mobkit/memory/panel/everything", "data": None}}
+
+
+@pytest.mark.parametrize("params", [[1, 2], "realm", 3, True])
+def test_params_that_are_not_an_object_are_invalid_params(client, reader, params):
+    reply = call(client, PANEL + "records", params)
+    assert reply.status == 200
+    assert reply.error["code"] == -32602
+    assert reply.error["message"].startswith("Invalid params: ")
+
+
+@pytest.mark.parametrize(
+    "payload, request_id",
+    [
+        (request("mobkit/capabilities", 11), 11),
+        (request("mobkit/capabilities", "s-1"), "s-1"),
+        ([request("mobkit/capabilities", 11)], None),
+        ("{not json", None),
+    ],
+)
+def test_unauthenticated_call_is_401_with_mobkit_body(client, world, payload, request_id):
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    reply = post_raw(client, raw)
+    assert reply.status == 401
+    assert reply.body == {"jsonrpc": "2.0", "id": request_id, "error": {
+        "code": -32600, "message": UNAUTHORIZED, "data": None}}
+
+
+def test_bearer_token_authenticates_and_a_bad_one_is_401(client, world):
+    user = user_with_subject("program@example.test")
+    token = token_issue(user=user)
+    ok = call(client, "mobkit/access/status", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert ok.status == 200
+    assert ok.result["subject"] == "program@example.test"
+    records = call(client, PANEL + "records", {"realm": "other"}, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert records.result["records"] == [world["other_scout"].list_row()]
+
+    bad = call(client, "mobkit/access/status", request_id=3, HTTP_AUTHORIZATION=f"Bearer {token}x")
+    assert bad.status == 401
+    assert bad.body == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": UNAUTHORIZED, "data": None}}
+
+
+def test_bad_bearer_token_wins_over_a_session(client, reader):
+    reply = call(client, "mobkit/capabilities", HTTP_AUTHORIZATION="Bearer mkc_forged")
+    assert reply.status == 401
+
+
+def test_body_over_the_size_limit_is_a_clear_error_not_a_500(client, reader, settings):
+    huge = json.dumps(request(PANEL + "records", 1, {"realm": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10)}))
+    reply = post_raw(client, huge)
+    assert reply.status == 413
+    assert reply.body == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "request body too large", "data": None}}
+
+
+def test_get_is_405(client, reader):
+    assert client.get(RPC).status_code == 405
+
+
+def test_no_csrf_token_needed_for_a_session_post(reader, world):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(reader)
+    reply = call(strict, "mobkit/capabilities")
+    assert reply.status == 200
