@@ -1,0 +1,129 @@
+"""Template helpers for the Memory panel pages: human sizes and ages, scopes, authors, links.
+
+Every helper that returns markup builds it with ``format_html``, so record data stays escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlencode
+
+from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from memory_panel.wire import FLOOR_BYTES, FLOOR_RECORDS
+
+register = template.Library()
+
+_BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB")
+_SPANS = ((86_400 * 365, "y"), (86_400 * 30, "mo"), (86_400, "d"), (3_600, "h"), (60, "min"))
+
+
+@register.filter
+def human_bytes(value: Any) -> str:
+    """1536 -> "1.5 KiB"; counts below 1 KiB stay exact ("812 B")."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return ""
+    if abs(value) < 1024:
+        return f"{value} B"
+    size = float(value)
+    for unit in _BYTE_UNITS:
+        size /= 1024
+        if abs(size) < 1024 or unit == _BYTE_UNITS[-1]:
+            return f"{size:.1f} {unit}"
+    return str(value)
+
+
+def _moment(ms: Any) -> datetime | None:
+    if isinstance(ms, bool) or not isinstance(ms, int):
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None  # a hand-edited timestamp beyond datetime's range: shown raw, never a 500
+
+
+def relative_ms(ms: int, *, now_ms: int | None = None) -> str:
+    """How long ago ``ms`` was, coarsely: "just now", "5 min ago", "3 d ago", "in 2 h"."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    seconds = (now_ms - ms) // 1000
+    ahead = seconds < 0
+    seconds = abs(seconds)
+    for span, unit in _SPANS:
+        if seconds >= span:
+            amount = f"{seconds // span} {unit}"
+            return f"in {amount}" if ahead else f"{amount} ago"
+    return "just now"
+
+
+@register.simple_tag
+def age(ms: Any) -> SafeString:
+    """A ``<time>`` showing the relative age, with the exact UTC time on hover and for machines."""
+    moment = _moment(ms)
+    if moment is None:
+        return format_html('<span class="muted">{}</span>', ms if ms is not None else "—")
+    exact = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        moment.isoformat(timespec="milliseconds"),
+        exact,
+        relative_ms(ms),
+    )
+
+
+@register.filter
+def scope_label(row: Any) -> str:
+    """``identity:luka`` style, from any row with ``scope_kind`` and ``scope_key``."""
+    kind, key = getattr(row, "scope_kind", ""), getattr(row, "scope_key", "")
+    return kind if kind == "realm" or not key else f"{kind} {key}"
+
+
+@register.filter
+def author_label(author: Any) -> str:
+    """An author tag and its fields: ``agent (identity: identity:luka)``, ``operator``."""
+    if not isinstance(author, dict):
+        return "unknown"
+    fields = ", ".join(f"{key}: {value}" for key, value in author.items() if key != "author")
+    name = str(author.get("author", "unknown"))
+    return f"{name} ({fields})" if fields else name
+
+
+@register.filter
+def floor_fraction(row: Any) -> str:
+    """How close a scope is to its floor (4,000 active records or 32 MiB), 0..1, for a <meter>."""
+    fraction = max(row.active / FLOOR_RECORDS, row.body_bytes / FLOOR_BYTES)
+    return f"{min(fraction, 1.0):.3f}"
+
+
+@register.simple_tag
+def record_url(memory_id: str, realm: str | None = None) -> str:
+    """The biography of one record; ``realm`` pins the realm so a duplicate id elsewhere cannot win."""
+    url = reverse("memory-record", args=[memory_id])
+    return f"{url}?{urlencode({'realm': realm})}" if realm else url
+
+
+@register.simple_tag
+def records_url(**params: Any) -> str:
+    """The Records list filtered by ``params`` (empty values left out)."""
+    query = urlencode({key: value for key, value in params.items() if value not in (None, "")})
+    return f"{reverse('memory-records')}?{query}" if query else reverse("memory-records")
+
+
+@register.filter
+def pairs(value: Any) -> list[tuple[str, str]]:
+    """A JSON object's entries as (key, text): strings as they are, anything else as JSON.
+
+    Iterating ``value.items`` in a template would look up a key named "items" first; record
+    provenance is free-form JSON, so that lookup must not be left to chance.
+    """
+    if not isinstance(value, dict):
+        return []
+    return [
+        (str(key), item if isinstance(item, str) else json.dumps(item, ensure_ascii=False))
+        for key, item in value.items()
+    ]
