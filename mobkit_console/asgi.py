@@ -7,6 +7,15 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mobkit_console.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (needs Django set up first)
+# These imports need Django set up first.
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from mobkit_console.accounts.channels import TokenAuthMiddleware  # noqa: E402
+from mobkit_console.timeline.routing import websocket_urlpatterns as timeline_sockets  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": TokenAuthMiddleware(URLRouter(timeline_sockets)),
+    }
+)

@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "mobkit_console.access",
     "mobkit_console.rpc",
     "memory_panel",
+    "mobkit_console.timeline",
 ]
 
 MIDDLEWARE = [
@@ -128,6 +129,10 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
+MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)
+MOBKIT_TIMELINE_MAX_AGE_DAYS = int(os.environ.get("MOBKIT_TIMELINE_MAX_AGE_DAYS", "").strip() or 30)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

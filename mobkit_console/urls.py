@@ -19,4 +19,5 @@ urlpatterns = [
     path("console/rpc", rpc_endpoint, name="console-rpc"),
     path("console/experience", experience, name="console-experience"),
     path("console/", include("memory_panel.urls")),
+    path("", include("mobkit_console.timeline.urls")),
 ]

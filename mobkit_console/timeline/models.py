@@ -1,0 +1,77 @@
+"""The console's event log and the realm watcher's bookkeeping (CONTRACT "Timeline").
+
+Both live in the console's own database, never in a realm file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+EVENT_ID_PREFIX = "console-evt-"
+
+
+class TimelineEvent(models.Model):
+    """One stored event; its primary key is the console's own sequence number.
+
+    ``source_event_id`` is the id the sender chose (or the watcher's deterministic key): a retried
+    push carrying the same id finds the stored row instead of making a second one.
+    """
+
+    seq = models.BigAutoField(primary_key=True)
+    source_event_id = models.CharField(max_length=200, null=True, blank=True, unique=True)
+    identity = models.CharField(max_length=256, db_index=True)
+    event_type = models.CharField(max_length=64, db_index=True)
+    timestamp_ms = models.BigIntegerField()
+    interaction_id = models.CharField(max_length=200, null=True, blank=True)
+    data = models.JSONField(default=dict)
+    stored_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["seq"]
+
+    @property
+    def event_id(self) -> str:
+        return f"{EVENT_ID_PREFIX}{self.seq}"
+
+    def envelope(self) -> dict[str, Any]:
+        """MobKit's console identity envelope (spec §3.1): interaction_id omitted when absent."""
+        out: dict[str, Any] = {"event_id": self.event_id}
+        if self.interaction_id:
+            out["interaction_id"] = self.interaction_id
+        out.update(
+            identity=self.identity,
+            event_type=self.event_type,
+            timestamp_ms=self.timestamp_ms,
+            data=self.data,
+        )
+        return out
+
+
+class RealmWatermark(models.Model):
+    """How far the watcher has read one realm file; saved in the same transaction as its events.
+
+    ``generation`` counts how often the realm file was found replaced (its audit ids went back),
+    so the watcher's deterministic source ids stay unique across a re-seeded file.
+    """
+
+    realm = models.CharField(max_length=512, primary_key=True)
+    generation = models.IntegerField(default=0)
+    last_audit_id = models.BigIntegerField(default=0)
+    last_promotion_rowid = models.BigIntegerField(default=0)
+    last_dream_rowid = models.BigIntegerField(default=0)
+    # Steward run ids already announced with memory.dream.started, newest last, bounded.
+    started_runs = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class WatcherLease(models.Model):
+    """A lease row that makes ``watch_realms`` a singleton across processes and hosts.
+
+    Taken and renewed with one conditional UPDATE, which both SQLite and PostgreSQL run atomically.
+    """
+
+    name = models.CharField(max_length=64, primary_key=True)
+    holder = models.CharField(max_length=200, default="")
+    expires_at_ms = models.BigIntegerField(default=0)

@@ -1,0 +1,53 @@
+"""How one event reads on the timeline page (shared by the page view and the HTML socket)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+from urllib.parse import quote
+
+from django.template.loader import render_to_string
+
+from .events import is_warning, record_link
+
+_SUMMARY_SKIP = frozenset({"detail"})  # a dream's run sheet is too long for one line
+
+
+def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
+    data = envelope.get("data") or {}
+    link = record_link(data)
+    stamp = datetime.datetime.fromtimestamp(envelope["timestamp_ms"] / 1000, tz=datetime.UTC)
+    return {
+        "event_id": envelope["event_id"],
+        "dom_id": envelope["event_id"],
+        "event_type": envelope["event_type"],
+        "short_type": envelope["event_type"].removeprefix("memory."),
+        "identity": envelope["identity"],
+        "timestamp_ms": envelope["timestamp_ms"],
+        "when": stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "warning": is_warning(envelope["event_type"], data),
+        "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
+        "record_url": _record_url(*link) if link else None,
+    }
+
+
+def _record_url(record_id: str, realm: str) -> str:
+    return f"/console/memory/records/{quote(record_id, safe='')}/?realm={quote(realm, safe='')}"
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, (dict, list)):
+        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
+    text = str(value)
+    return text if len(text) <= 160 else f"{text[:157]}…"
+
+
+def render_live_event(envelope: dict[str, Any]) -> str:
+    """The fragment the htmx ws extension swaps in: the new row, prepended out of band."""
+    return render_to_string("timeline/_live_event.html", {"row": event_row(envelope)})
+
+
+def render_replay_unavailable(requested: str, latest: str | None) -> str:
+    return render_to_string("timeline/_replay_unavailable.html", {"requested": requested, "latest": latest})

@@ -1,0 +1,84 @@
+"""Reading the event log: replay after a cursor, and the newest events for the page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .models import EVENT_ID_PREFIX, TimelineEvent
+from .visibility import event_visible
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+REPLAY_CHUNK = 500
+PAGE_LIMIT = 200
+
+
+def parse_event_id(value: str) -> int | None:
+    """``console-evt-<seq>`` → seq; anything else → None."""
+    if not value.startswith(EVENT_ID_PREFIX):
+        return None
+    digits = value[len(EVENT_ID_PREFIX) :]
+    return int(digits) if digits.isdigit() and len(digits) <= 18 else None
+
+
+def latest_event_id() -> str | None:
+    seq = TimelineEvent.objects.order_by("-seq").values_list("seq", flat=True).first()
+    return None if seq is None else f"{EVENT_ID_PREFIX}{seq}"
+
+
+def replay_start(*, after: str) -> int | None:
+    """The seq to replay after, or None when the log does not hold ``after`` (pruned, or never was)."""
+    seq = parse_event_id(after)
+    if seq is None or not TimelineEvent.objects.filter(seq=seq).exists():
+        return None
+    return seq
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    event_type: str | None = None
+    identity: str | None = None
+
+    def matches(self, envelope: dict[str, Any]) -> bool:
+        return (self.event_type is None or envelope["event_type"] == self.event_type) and (
+            self.identity is None or envelope["identity"] == self.identity
+        )
+
+
+def events_after(*, after_seq: int, limit: int = REPLAY_CHUNK) -> list[dict[str, Any]]:
+    """The next ``limit`` stored envelopes after ``after_seq``, in order, unfiltered."""
+    rows = TimelineEvent.objects.filter(seq__gt=after_seq).order_by("seq")[:limit]
+    return [row.envelope() for row in rows]
+
+
+def iter_events_after(*, access: Access, after_seq: int, filters: EventFilter) -> Iterator[dict[str, Any]]:
+    """Every envelope after ``after_seq`` the caller may see, in order, read in chunks."""
+    while True:
+        chunk = events_after(after_seq=after_seq)
+        for envelope in chunk:
+            if filters.matches(envelope) and event_visible(access, envelope):
+                yield envelope
+        if len(chunk) < REPLAY_CHUNK:
+            return
+        after_seq = parse_event_id(chunk[-1]["event_id"]) or after_seq
+
+
+def recent_events(*, access: Access, filters: EventFilter, limit: int = PAGE_LIMIT) -> list[dict[str, Any]]:
+    """The newest ``limit`` events the caller may see, newest first."""
+    queryset = TimelineEvent.objects.order_by("-seq")
+    if filters.event_type:
+        queryset = queryset.filter(event_type=filters.event_type)
+    if filters.identity:
+        queryset = queryset.filter(identity=filters.identity)
+    out: list[dict[str, Any]] = []
+    # Visibility is per event, so scan a bounded window rather than the whole log.
+    for row in queryset[: limit * 10].iterator(chunk_size=REPLAY_CHUNK):
+        envelope = row.envelope()
+        if event_visible(access, envelope):
+            out.append(envelope)
+            if len(out) >= limit:
+                break
+    return out

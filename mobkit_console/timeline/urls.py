@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("console/events", views.ingest_events, name="console-events"),
+    path("console/timeline/", views.timeline_page, name="console-timeline"),
+]

@@ -1,0 +1,31 @@
+"""Who receives which timeline event (spec console-panel-and-access §3.4, issue 5).
+
+An event needs ``agent.view`` on its identity (for ``_system``, an unscoped grant: the resource-less
+check). When its data names a record scope, the caller must also be able to read that scope, so a
+terse event can never reveal that a scope the caller cannot read is being written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory_panel.visibility import scope_visible
+
+from .events import SYSTEM_IDENTITY
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+
+def event_visible(access: Access, envelope: dict[str, Any]) -> bool:
+    if not access.enforced:
+        return True
+    identity = envelope.get("identity")
+    on = None if identity == SYSTEM_IDENTITY else identity
+    if not access.allows("agent.view", on):
+        return False
+    data = envelope.get("data") or {}
+    scope_kind, scope_key = data.get("scope_kind"), data.get("scope_key")
+    if isinstance(scope_kind, str) and isinstance(scope_key, str):
+        return scope_visible(access, scope_kind, scope_key)
+    return True
