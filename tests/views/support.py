@@ -1,0 +1,19 @@
+"""Reading the panel's HTML in tests: row ids, the "load more" link, visible text."""
+
+from __future__ import annotations
+
+import html
+import re
+
+_ROW_ID = re.compile(r'<tr class="record-row[^"]*" data-memory-id="([^"]+)"')
+_MORE = re.compile(r'<tr id="records-more".*?<a class="button" href="([^"]+)"', re.S)
+
+
+def row_ids(page: str) -> list[str]:
+    return _ROW_ID.findall(page)
+
+
+def more_href(page: str) -> str | None:
+    """The "load more" link's href, unescaped as a browser would follow it."""
+    match = _MORE.search(page)
+    return html.unescape(match.group(1)) if match else None
