@@ -40,6 +40,9 @@ class Cursor:
 
 def parse_cursor(raw: Any) -> Cursor | None:
     """``"<updated_at_ms>:<memory_id>"``, split at the first ':'; empty means no cursor."""
+    if raw is not None and not isinstance(raw, str):
+        # spec §1.2 (a): the cursor is a string; any other JSON value is a malformed cursor.
+        raise invalid_params("malformed cursor")
     text = param_str({"cursor": raw}, "cursor")
     if text is None:
         return None
@@ -63,7 +66,8 @@ def param_str(params: dict[str, Any], name: str) -> str | None:
 
 def parse_limit(raw: Any, *, default: int, maximum: int) -> int:
     """spec §1.2: a JSON unsigned integer clamped to [1, max]; anything else is the default."""
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+    # MobKit reads the value with serde's as_u64: a bool, a float or anything past u64 is not one.
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < 2**64:
         return default
     return max(1, min(raw, maximum))
 
