@@ -1,0 +1,154 @@
+"""POST /console/events: the runtime's push, all-or-nothing, stored before it is acknowledged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from mobkit_console.timeline.models import TimelineEvent
+
+from .conftest import envelope, ingest, open_socket, receive_events
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def stored_count() -> int:
+    return await database_sync_to_async(TimelineEvent.objects.count)()
+
+
+async def test_ingest_stores_and_answers_console_ids(ingest_token):
+    status, body = await ingest([envelope(run_id="dream-1"), envelope(run_id="dream-2")])
+
+    assert status == 201
+    assert len(body["event_ids"]) == 2
+    first, second = (int(e.removeprefix("console-evt-")) for e in body["event_ids"])
+    assert second > first
+    rows = await database_sync_to_async(lambda: [r.envelope() for r in TimelineEvent.objects.all()])()
+    assert [r["event_id"] for r in rows] == body["event_ids"]
+    assert rows[0] == {"event_id": body["event_ids"][0], "identity": "_system", "event_type": "memory.dream.started",
+                       "timestamp_ms": 1_700_000_000_000, "data": {"realm": "default", "run_id": "dream-1"}}
+
+
+@pytest.mark.parametrize("token", ["", "wrong-token", "test-ingest-secre"])
+async def test_ingest_refuses_missing_or_wrong_token_with_401(ingest_token, token):
+    status, body = await ingest(envelope(), token=token)
+
+    assert status == 401
+    assert body["error"] == "unauthorized"
+    assert await stored_count() == 0
+
+
+async def test_ingest_refused_when_no_token_is_configured(settings):
+    settings.MOBKIT_INGEST_TOKEN = None
+
+    status, body = await ingest(envelope(), token="anything")
+
+    assert status == 403
+    assert "MOBKIT_INGEST_TOKEN is not set" in body["message"]
+    assert await stored_count() == 0
+
+
+def _with(**changes):
+    event = envelope()
+    for key, value in changes.items():
+        if value is _DROP:
+            event.pop(key)
+        else:
+            event[key] = value
+    return event
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (_with(event_type="memory.nope"), "events[2].event_type: must be one of the documented memory.* event types"),
+        (_with(event_type=_DROP), "events[2].event_type: must be one of the documented memory.* event types"),
+        (_with(event_type="agent.spawned"), "events[2].event_type: must be one of the documented memory.* event types"),
+        (_with(identity=""), "events[2].identity: must be a non-empty string"),
+        (_with(identity="   "), "events[2].identity: must be a non-empty string"),
+        (_with(identity=7), "events[2].identity: must be a non-empty string"),
+        (_with(identity="x" * 300), "events[2].identity: at most 256 characters"),
+        (_with(timestamp_ms="1700000000000"), "events[2].timestamp_ms: must be an integer"),
+        (_with(timestamp_ms=1.5), "events[2].timestamp_ms: must be an integer"),
+        (_with(timestamp_ms=True), "events[2].timestamp_ms: must be an integer"),
+        (_with(timestamp_ms=_DROP), "events[2].timestamp_ms: must be an integer"),
+        (_with(timestamp_ms=-1), "events[2].timestamp_ms: must be between 0 and 2^63-1"),
+        (_with(data=[1, 2]), "events[2].data: must be an object"),
+        (_with(data=_DROP), "events[2].data: must be an object"),
+        (_with(data={"blob": "x" * 70_000}), "events[2].data: at most 65536 bytes of JSON"),
+        (_with(event_id=""), "events[2].event_id: must be a non-empty string when present"),
+        (_with(event_id="e" * 201), "events[2].event_id: at most 200 characters"),
+        ("not an object", "events[2]: must be an object"),
+    ],
+)
+async def test_batch_with_one_bad_field_is_refused_whole_naming_it(ingest_token, bad, message):
+    status, body = await ingest([envelope(), envelope(), bad, envelope()])
+
+    assert status == 400
+    assert body == {"error": "invalid_event", "message": message}
+    assert await stored_count() == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"{not json", "body: not valid JSON"),
+        (b"[]", "events: must not be empty"),
+        (b"42", "body: must be an event object or an array of them"),
+        (json.dumps(_with(timestamp_ms="x")).encode(), "event.timestamp_ms: must be an integer"),
+        (json.dumps([envelope()] * 1001).encode(), "events: at most 1000 events per request"),
+    ],
+)
+async def test_malformed_body_is_refused_with_clear_message(ingest_token, raw, message):
+    from django.test import AsyncClient
+
+    response = await AsyncClient().post("/console/events", data=raw, content_type="application/json",
+                                        headers={"Authorization": f"Bearer {ingest_token}"})
+
+    assert response.status_code == 400
+    assert response.json()["message"].startswith(message)
+    assert await stored_count() == 0
+
+
+async def test_oversized_body_is_refused_with_413(ingest_token, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    status, body = await ingest([envelope(pad="x" * 2000)])
+
+    assert status == 413
+    assert await stored_count() == 0
+
+
+async def test_retried_push_is_stored_once_and_announced_once(ingest_token):
+    socket = await open_socket("/ws/console/events/", token=await _admin_token())
+    push = [envelope(run_id="dream-7") | {"event_id": "runtime-evt-41"}, envelope(run_id="dream-8")]
+
+    status1, first = await ingest(push)
+    status2, retry = await ingest(push[:1])
+
+    assert (status1, status2) == (201, 201)
+    assert retry["event_ids"] == first["event_ids"][:1]
+    assert await stored_count() == 2
+    row = await database_sync_to_async(TimelineEvent.objects.get)(source_event_id="runtime-evt-41")
+    assert row.event_id == first["event_ids"][0]
+    frames = await receive_events(socket)
+    assert [f["event"]["event_id"] for f in frames] == first["event_ids"]
+    await socket.disconnect()
+
+
+async def test_same_source_id_twice_in_one_batch_is_one_event(ingest_token):
+    status, body = await ingest([envelope() | {"event_id": "dup"}, envelope() | {"event_id": "dup"}])
+
+    assert status == 201
+    assert body["event_ids"][0] == body["event_ids"][1]
+    assert await stored_count() == 1
+
+
+async def _admin_token() -> str:
+    from .conftest import token_for
+
+    return await token_for("admin@example.test")
