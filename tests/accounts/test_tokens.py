@@ -49,6 +49,12 @@ def test_mobkit_token_rejects_blank_subject():
         call_command("mobkit_token", "  ", stdout=StringIO(), stderr=StringIO())
 
 
+def test_mobkit_token_rejects_subject_longer_than_a_username():
+    with pytest.raises(CommandError, match="at most 150 characters"):
+        call_command("mobkit_token", "x" * 151 + "@example.com", stdout=StringIO(), stderr=StringIO())
+    assert not get_user_model().objects.exists()
+
+
 def test_token_stored_as_sha256_never_raw():
     token = issue("carol@example.com")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
@@ -17,8 +18,9 @@ class Command(BaseCommand):
         subject = subject.strip()
         if not subject:
             raise CommandError("SUBJECT must not be empty")
-        if len(subject) > 150:
-            raise CommandError("SUBJECT must be at most 150 characters (Django's username limit)")
+        limit = get_user_model()._meta.get_field("username").max_length
+        if len(subject) > limit:
+            raise CommandError(f"SUBJECT must be at most {limit} characters (it becomes the username)")
         user = user_for_subject(subject)
         token = token_issue(user=user)
         self.stderr.write(f"Token for '{subject}' (shown once; only its hash is stored):")
