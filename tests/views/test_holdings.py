@@ -1,0 +1,100 @@
+"""GET /console/memory/: per-realm scope table, floor meters, no-grant rows, pipeline footer."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.views.postures import NO_OPERATOR, READER, REVIEWER, SCOPED
+from tests.views.realms import write_panel_realm
+
+URL = "/console/memory/"
+
+
+@pytest.fixture
+def realm(agent_memory_dir):
+    return write_panel_realm(agent_memory_dir)
+
+
+def scope_rows(page: str) -> list[str]:
+    return re.findall(r'<th scope="row">(?:<a href="[^"]*">)?([^<]+)', page)
+
+
+def test_scopes_ranked_identity_mob_operator_realm_with_counts(client_for, realm):
+    page = client_for().get(URL).content.decode()
+
+    assert scope_rows(page) == ["identity identity:ana", "identity identity:luka", "identity identity:mira",
+                                "mob ops", "operator oncall", "realm"]
+    luka = page.split("identity identity:luka</a>", 1)[1].split("</tr>", 1)[0]
+    # active · quarantined · superseded · tombstoned: 23 facts + seat_v3; claimant; v1 and v2
+    assert re.findall(r'<td class="num">(\d+)</td>', luka) == ["24", "1", "2", "0"]
+
+
+def test_each_scope_links_to_records_filtered_to_it(client_for, realm):
+    page = client_for().get(URL).content.decode()
+
+    assert '<a href="/console/memory/records/?realm=default&amp;scope=mob&amp;scope_key=ops">mob ops</a>' in page
+    assert '<a href="/console/memory/records/?realm=default&amp;scope=identity&amp;scope_key=identity%3Aluka">' in page
+
+
+def test_floor_is_a_native_meter_without_inline_styles(client_for, realm):
+    page = client_for().get(URL).content.decode()
+
+    assert re.search(r'<meter class="floor" min="0" max="1" [^>]*value="0\.006"', page)  # 24 / 4000
+    assert " style=" not in page
+
+
+def test_unreadable_scope_kind_is_a_no_grant_row_not_a_zero(client_for, realm, posture):
+    posture("standard")
+    page = client_for(NO_OPERATOR).get(URL).content.decode()
+
+    assert "operator oncall" not in page
+    denied = page.split('<tr class="row-denied">', 1)[1].split("</tr>", 1)[0]
+    assert '<th scope="row">operator</th>' in denied and "no grant" in denied
+
+
+def test_caller_without_realm_history_sees_no_grant_for_the_whole_table(client_for, realm, posture):
+    posture("standard")
+    page = client_for(SCOPED).get(URL).content.decode()
+
+    assert "No grant." in page and "agent.memory.read" in page
+    assert "<table" not in page
+
+
+def test_footer_counts_for_a_reviewer(client_for, realm, posture):
+    posture("standard")
+    page = client_for(REVIEWER).get(URL).content.decode()
+    footer = page.split('<footer class="holdings-footer"', 1)[1]
+
+    assert realm.ids["dream_run"] in footer
+    assert re.search(r"<dt>Quarantine queue</dt>\s*<dd><a href=\"/console/memory/quarantine/\">2</a>", footer)
+
+
+def test_footer_hides_the_quarantine_count_from_a_reader(client_for, realm, posture):
+    posture("standard")
+    page = client_for(READER).get(URL).content.decode()
+    footer = page.split('<footer class="holdings-footer"', 1)[1]
+
+    assert "Quarantine queue" not in footer
+    assert "reviewers only" in footer
+
+
+def test_htmx_request_gets_the_holdings_block_alone(client_for, realm):
+    fragment = client_for().get(URL, HTTP_HX_REQUEST="true").content.decode()
+
+    assert fragment.lstrip().startswith('<section id="holdings"') and "<html" not in fragment
+
+
+def test_realm_switcher_appears_with_several_realms(client_for, agent_memory_dir):
+    write_panel_realm(agent_memory_dir, "default")
+    write_panel_realm(agent_memory_dir, "team:blue")
+    client = client_for()
+
+    page = client.get(URL).content.decode()
+    only_blue = client.get(URL, {"realm": "team:blue"}).content.decode()
+
+    assert '<select id="realm-switch" name="realm">' in page
+    assert "Realm <code>default</code>" in page and "Realm <code>team:blue</code>" in page
+    assert '<option value="team:blue" selected>' in only_blue
+    assert "Realm <code>default</code>" not in only_blue
