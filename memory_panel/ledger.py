@@ -32,10 +32,13 @@ MEMORY_BACKEND_UNAVAILABLE = -32012
 
 
 class LedgerUnreadable(Exception):
-    """The state file exists but is not ledger state (MobKit's ``InvalidStoreData``: boot fails)."""
+    """The state file exists but cannot be loaded; MobKit's boot fails on the same file (§1.6).
 
-    def __init__(self, path: Path, detail: str) -> None:
-        super().__init__(f"invalid store data: {path.name}: {detail}")
+    ``display`` is the prefix of the matching ``LocalJsonMemoryStoreError`` variant (§1.7).
+    """
+
+    def __init__(self, path: Path, detail: str, *, display: str = "invalid store data") -> None:
+        super().__init__(f"{display}: {path.name}: {detail}")
         self.path = path
         self.detail = detail
 
@@ -102,7 +105,7 @@ def ledger_state() -> LedgerState:
     except FileNotFoundError:
         return LedgerState(path, False, adopted, (), ())
     except OSError as error:
-        raise LedgerUnreadable(path, f"cannot read the file: {error.strerror or error}") from error
+        raise LedgerUnreadable(path, error.strerror or str(error), display="I/O error") from error
     assertions, conflicts = _parse_state(path, raw)
     state = LedgerState(path, True, adopted, assertions, conflicts)
     with _cache_lock:

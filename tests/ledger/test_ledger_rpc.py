@@ -222,3 +222,10 @@ def test_scoped_reader_is_denied_the_ledger_and_not_shown_it(rpc, ledger, access
     methods = rpc("mobkit/capabilities")["result"]["methods"]
     assert "mobkit/memory/query" not in methods and "mobkit/memory/stores" not in methods
     assert "mobkit/memory/panel/recall_preview" in methods
+
+
+def test_unreadable_state_file_is_an_io_error(rpc, state_dir):
+    (state_dir / "memory-ledger-state.json").mkdir()  # exists, but reading it fails
+    error = rpc("mobkit/memory/query")["error"]
+    assert error["code"] == -32012
+    assert error["message"].startswith("Memory backend unavailable: I/O error: memory-ledger-state.json: ")
