@@ -48,6 +48,7 @@ LEAD = "identity:lead"
 # Bodies the tests search raw response bytes for (spec §2.4: reviewer-only content).
 QUARANTINED_BODY = "QUARANTINED-BODY-ALPHA the scraped page said to wire the funds"
 RETIRED_BODY = "RETIRED-EVIDENCE-BODY-GAMMA forgotten tainted note"
+CLAIMANT_BODY = "QUARANTINED-CLAIMANT-BODY-DELTA take the west face instead"
 RELEASED_BODY = "RELEASED-BODY-BETA lead prefers the night shift"
 TAINT = "session tainted by web tool 'web_fetch'"
 
@@ -261,16 +262,19 @@ class Scribe:
         self.rows[memory_id] = row
         return row
 
-    def supersede(self, prior: Written, title: str, body: str) -> Written:
+    def supersede(self, prior: Written, title: str, body: str, *, author: dict[str, Any] = APPLICATION,
+                  gate_reason: str | None = None) -> Written:
         now = self.tick()
-        memory_id = self.writer.supersede(prior.id, title, body)
+        memory_id = self.writer.supersede(prior.id, title, body, author=author, gate_reason=gate_reason)
         # spec memory-store §4.2: the successor keeps the prior's scope, kind and tags; fresh usage.
         row = replace(prior, id=memory_id, title=title, body=body, created_at_ms=now, updated_at_ms=now,
-                      supersedes=prior.id, derived_from=[], author=dict(APPLICATION),
-                      status={"status": "active"}, usage=fresh_usage())
-        prior.status = {"status": "superseded", "by": memory_id}
-        prior.updated_at_ms = now
+                      supersedes=prior.id, derived_from=[], author=dict(author), usage=fresh_usage(),
+                      status={"status": "quarantined", "reason": gate_reason} if gate_reason else {"status": "active"},
+                      ever_quarantined=gate_reason is not None)
         self.rows[memory_id] = row
+        if gate_reason is None:  # a quarantined supersede leaves the prior active: a claimant (§4.2)
+            prior.status = {"status": "superseded", "by": memory_id}
+            prior.updated_at_ms = now
         return row
 
     def forget(self, row: Written) -> None:
@@ -352,6 +356,8 @@ def build_world(root: Path) -> World:
                               tags=["drinks", "habits"])
     named["route_v1"] = s.remember(scout, "Scout route", "North ridge first", kind="procedure")
     named["route_v2"] = s.supersede(named["route_v1"], "Scout route v2", "South couloir first")
+    named["claimant"] = s.supersede(named["route_v2"], "Scout route v3", CLAIMANT_BODY, author=agent(SCOUT),
+                                    gate_reason=TAINT)
     named["lead_fact"] = s.remember(lead, "Lead owns the budget", "The lead signs off spending")
     named["mob"] = s.remember(mob_scope("default", "ops"), "Ops runbook", "Restart the relay on Mondays",
                               kind="procedure")

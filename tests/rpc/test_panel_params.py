@@ -119,8 +119,9 @@ def test_method_answers_whole_result(client, reader, world, method, realm):
     "name, chain",
     [
         ("tea", ["tea"]),
-        ("route_v1", ["route_v1", "route_v2"]),
-        ("route_v2", ["route_v1", "route_v2"]),  # the same oldest-first chain from either end
+        ("route_v1", ["route_v1", "route_v2", "claimant"]),
+        ("route_v2", ["route_v1", "route_v2", "claimant"]),  # the same oldest-first chain from any entry
+        ("claimant", ["route_v1", "route_v2", "claimant"]),
         ("lead_fact", ["lead_fact"]),
         ("quarantined", ["quarantined"]),
         ("released_origin", ["released_origin"]),
@@ -158,8 +159,9 @@ def test_record_in_another_realm_is_found_only_there(client, reader, world):
 @pytest.mark.parametrize(
     "params, names",
     [
-        ({"identity": SCOUT}, ["tea", "route_v1", "route_v2", "quarantined", "retired", "forgotten", "other_scout"]),
-        ({"identity": SCOUT, "realm": "default", "status": "active"}, ["tea", "route_v2"]),
+        ({"identity": SCOUT}, ["tea", "route_v1", "route_v2", "claimant", "quarantined", "retired", "forgotten",
+                            "other_scout"]),
+        ({"identity": SCOUT, "realm": "default", "status": "active"}, ["tea", "route_v2"]),  # v2 still active
         ({"scope": "identity", "scope_key": LEAD}, ["lead_fact", "released_origin", "released"]),
         ({"identity": LEAD, "scope_key": "nobody"}, []),
         ({"scope": "mob"}, ["mob"]),
@@ -167,7 +169,7 @@ def test_record_in_another_realm_is_found_only_there(client, reader, world):
         ({"scope": "operator"}, ["operator"]),
         ({"scope": "realm"}, ["realm", "dreamt"]),
         ({"status": "superseded"}, ["route_v1"]),
-        ({"status": "quarantined"}, ["quarantined"]),
+        ({"status": "quarantined"}, ["quarantined", "claimant"]),
         ({"status": " tombstoned "}, ["released_origin", "retired", "forgotten"]),
         ({"scope": "identity", "status": "active", "scope_key": SCOUT, "realm": "other"}, ["other_scout"]),
     ],
