@@ -1,0 +1,50 @@
+"""Two daphne processes sharing Redis and one console database: an event ingested once reaches a
+socket on each exactly once (CONTRACT: REDIS_URL, several server processes share one timeline)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+
+from .servers import WsClient, daphne_servers, deployment_env, manage, post_events
+
+REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+pytestmark = pytest.mark.redis
+
+
+def _redis_reachable() -> str | None:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as error:
+        return f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})"
+    return None
+
+
+async def test_event_ingested_once_reaches_a_socket_on_each_process_exactly_once(tmp_path: Path):
+    reason = _redis_reachable()
+    if reason:
+        pytest.skip(reason)
+    env = deployment_env(tmp_path / "state", REDIS_URL=REDIS_URL)
+    (tmp_path / "state" / "console").mkdir(parents=True)
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "mobkit_token", "admin@example.test").strip().splitlines()[-1]
+
+    with daphne_servers(env, 2) as (first, second):
+        sockets = [await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}")
+                   for server in (first, second)]
+        marker = f"dream-{uuid.uuid4().hex}"
+        event = {"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 1_700_000_000_000,
+                 "data": {"realm": "default", "run_id": marker}}
+
+        stored = await asyncio.to_thread(post_events, first, event, env["MOBKIT_INGEST_TOKEN"])
+
+        for client in sockets:
+            received = [e for e in await client.events(quiet_s=1.5) if e["data"].get("run_id") == marker]
+            assert [e["event_id"] for e in received] == stored["event_ids"]
+            await client.close()
