@@ -38,8 +38,10 @@
       return originalCreate ? originalCreate(target.toString()) : new WebSocket(target.toString());
     };
 
+    // The reader is "away" once the newest event has scrolled out of view (a little slack so a
+    // sub-pixel scroll position does not count).
     function readerAway() {
-      return list.getBoundingClientRect().top < 0;
+      return list.getBoundingClientRect().top < -24;
     }
 
     function release() {
@@ -72,7 +74,7 @@
     root.addEventListener("htmx:wsAfterMessage", absorbNew);
     jump.addEventListener("click", function () {
       release();
-      list.scrollIntoView({ block: "start" });
+      window.scrollTo(0, 0);
     });
     window.addEventListener("scroll", function () {
       if (pending && !readerAway()) release();
