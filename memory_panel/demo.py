@@ -34,7 +34,6 @@ from memory_panel.store_writer import (
     realm_scope,
     retier_op,
     set_rank_op,
-    supersede_op,
     tombstone_op,
     verification_claim,
 )

@@ -57,7 +57,6 @@ SCOPE_KINDS = ("identity", "mob", "operator", "realm")
 LLM_AUTHORS = frozenset({"agent", "steward", "distiller"})
 BATCH_KINDS = ("fresh_write", "review_verdict")
 INJECTION_SURFACES = ("build", "turn")
-USAGE_EVENTS = ("injected", "explicit_recall", "judged_useful")
 PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 PROMOTION_RESOLUTIONS = ("committed", "denied", "expired")
 
@@ -280,12 +279,18 @@ def batch(*, realm: str, author: dict[str, Any], ops: Sequence[dict[str, Any]],
     return {"realm": realm, "author": author, "kind": kind, "ops": list(ops)}
 
 
+# UsageEvent → (counter, timestamp) in usage_stats, in MobKit's key order (§2).
+_USAGE_FIELDS = {
+    "injected": ("injected_count", "last_injected_at_ms"),
+    "explicit_recall": ("explicit_recall_count", "last_recalled_at_ms"),
+    "judged_useful": ("judged_useful_count", "last_useful_at_ms"),
+}
+
+
 def usage_stats_json(stats: dict[str, Any]) -> str:
     """usage_stats in MobKit's key order, null timestamps omitted (§2)."""
     ordered: dict[str, Any] = {}
-    for count, last in (("injected_count", "last_injected_at_ms"),
-                        ("explicit_recall_count", "last_recalled_at_ms"),
-                        ("judged_useful_count", "last_useful_at_ms")):
+    for count, last in _USAGE_FIELDS.values():
         ordered[count] = int(stats.get(count) or 0)
         if stats.get(last) is not None:
             ordered[last] = stats[last]
@@ -319,6 +324,13 @@ def secret_class(*texts: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 # Schema (spec memory-store §1.3)
 # --------------------------------------------------------------------------------------------
+
+
+RECORD_COLUMNS = (
+    "memory_id", "scope_kind", "scope_key", "kind", "title", "description", "body", "tags", "provenance",
+    "trust", "status_kind", "status_detail", "supersedes", "derived_from", "working_set_rank",
+    "rank_set_at_ms", "content_hash", "created_at_ms", "updated_at_ms", "usage_stats", "tombstoned_at_ms",
+)
 
 
 def _records_ddl(with_ever_quarantined: bool) -> str:
@@ -448,6 +460,11 @@ class StoreWriter:
         self.conn = conn
         self.clock = clock
         self._dream_seq = itertools.count()
+        columns = RECORD_COLUMNS + (("ever_quarantined",) if fmt == "current" else ())
+        self._insert_sql = (f"INSERT INTO records({', '.join(columns)})"
+                            f" VALUES ({', '.join('?' * len(columns))})")
+        # Record rows of the running batch not yet sent to SQLite; every read flushes them first.
+        self._pending_rows: list[list[Any]] = []
 
     # ---- opening ----------------------------------------------------------------------------
 
@@ -571,9 +588,11 @@ class StoreWriter:
         try:
             result = body(now)
         except sqlite3.IntegrityError as exc:
+            self._pending_rows = []
             self.conn.execute("ROLLBACK")
             raise StoreWriteError(f"store constraint violated: {exc}") from exc
         except BaseException:
+            self._pending_rows = []
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("ROLLBACK" if dry_run else "COMMIT")
@@ -638,16 +657,17 @@ class StoreWriter:
     def _apply_ops(self, staged: dict[str, Any], gate_reason: str | None, token: str, now: int,
                    *, direct: bool) -> list[str]:
         author = staged["author"]
-        author_json = to_json(author)
         llm = author.get("author") in LLM_AUTHORS
         review = staged.get("_review")  # set only by review_quarantine (§7.5)
         tombstoned_hashes: set[tuple[str, str, str]] = set()
         ids: list[str] = []
+        audit_rows: list[tuple] = []
+        details: dict[tuple, str] = {}  # most ops of a batch share one audit detail
         for index, op in enumerate(staged["ops"]):
             kind = op["op"]
             quarantined = None
             if kind in ("create", "supersede"):
-                memory_id, quarantined = self._insert(op, author, author_json, gate_reason, now, llm,
+                memory_id, quarantined = self._insert(op, author, gate_reason, now, llm,
                                                       tombstoned_hashes)
             elif kind == "tombstone":
                 memory_id = op["id"]
@@ -673,21 +693,30 @@ class StoreWriter:
                 self._check_agent_target(author, self._row(memory_id, "scope_kind, scope_key"), memory_id)
                 self.conn.execute("UPDATE records SET working_set_rank=?, rank_set_at_ms=? WHERE memory_id=?",
                                   (op.get("rank"), now, memory_id))
-            detail: dict[str, Any] = {
-                "author": author,
-                "op": kind,
-                "quarantined": quarantined,
-                "rationale": None if kind == "set_rank" else op.get("rationale"),
-            }
-            if review is not None:
-                detail["review"] = review
-            self.conn.execute(
-                "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms)"
-                " VALUES (?, ?, ?, ?, ?, ?)", (token, index, kind, memory_id, to_json(detail), now))
+            rationale = None if kind == "set_rank" else op.get("rationale")
+            detail_json = details.get((kind, quarantined, rationale))
+            if detail_json is None:
+                detail: dict[str, Any] = {"author": author, "op": kind, "quarantined": quarantined,
+                                          "rationale": rationale}
+                if review is not None:
+                    detail["review"] = review
+                detail_json = details[(kind, quarantined, rationale)] = to_json(detail)
+            audit_rows.append((token, index, kind, memory_id, detail_json, now))
             ids.append(memory_id)
+        self._flush_rows()
+        # Nothing in a batch reads the audit table, so its rows go in together (in op order).
+        self.conn.executemany(
+            "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?)", audit_rows)
         return ids
 
+    def _flush_rows(self) -> None:
+        if self._pending_rows:
+            rows, self._pending_rows = self._pending_rows, []
+            self.conn.executemany(self._insert_sql, rows)
+
     def _row(self, memory_id: str, columns: str) -> tuple:
+        self._flush_rows()
         row = self.conn.execute(f"SELECT {columns} FROM records WHERE memory_id=?", (memory_id,)).fetchone()
         if row is None:
             raise StoreWriteError(f"record '{memory_id}' does not exist")
@@ -698,8 +727,7 @@ class StoreWriter:
         if author.get("author") == "agent" and (row[0], row[1]) != ("identity", author.get("identity")):
             raise StoreWriteError(f"record '{memory_id}': an agent may write only its own identity scope")
 
-    def _insert(self, op: dict[str, Any], author: dict[str, Any], author_json: str,
-                gate_reason: str | None, now: int, llm: bool,
+    def _insert(self, op: dict[str, Any], author: dict[str, Any], gate_reason: str | None, now: int, llm: bool,
                 tombstoned_hashes: set[tuple[str, str, str]]) -> tuple[str, str | None]:
         record = op["record"]
         derived = list(op.get("derived_from") or [])
@@ -712,6 +740,7 @@ class StoreWriter:
             parents = derived
         else:
             supersedes = op["prior"]
+            self._flush_rows()
             prior = self.conn.execute(
                 "SELECT scope_kind, scope_key, status_kind, working_set_rank FROM records WHERE memory_id=?",
                 (supersedes,)).fetchone()
@@ -737,19 +766,13 @@ class StoreWriter:
         if record.get("verification") is not None:
             provenance["verification"] = record["verification"]
         status, detail = ("quarantined", gate_reason) if gate_reason is not None else ("active", None)
-        columns = ["memory_id", "scope_kind", "scope_key", "kind", "title", "description", "body", "tags",
-                   "provenance", "trust", "status_kind", "status_detail", "supersedes", "derived_from",
-                   "working_set_rank", "rank_set_at_ms", "content_hash", "created_at_ms", "updated_at_ms",
-                   "usage_stats", "tombstoned_at_ms"]
         values = [memory_id, scope_kind, scope_key, record["kind"], title, record.get("description", ""),
                   body, to_json(normalize_tags(record.get("tags", []))), to_json(provenance), op["trust"],
                   status, detail, supersedes, to_json(derived), rank, None, digest, created, updated,
                   EMPTY_USAGE, None]
         if self.has_ever_quarantined:
-            columns.append("ever_quarantined")
             values.append(1 if gate_reason is not None or self._any_quarantined(parents) else 0)
-        self.conn.execute(f"INSERT INTO records({', '.join(columns)}) VALUES ({', '.join('?' * len(values))})",
-                          values)
+        self._pending_rows.append(values)
         if supersedes is not None and gate_reason is None:
             self.conn.execute("UPDATE records SET status_kind='superseded', status_detail=?, updated_at_ms=?"
                               " WHERE memory_id=?", (memory_id, now, supersedes))
@@ -759,6 +782,7 @@ class StoreWriter:
     def _any_quarantined(self, ids: Sequence[str]) -> bool:
         if not ids:
             return False
+        self._flush_rows()
         marks = ", ".join("?" * len(ids))
         return self.conn.execute(
             f"SELECT 1 FROM records WHERE memory_id IN ({marks})"
@@ -766,6 +790,7 @@ class StoreWriter:
 
     def _check_transitive_ceiling(self, start: Sequence[str]) -> None:
         """§7.1: nothing reachable over supersedes/derived_from may be untrusted or quarantined."""
+        self._flush_rows()
         seen: set[str] = set()
         pending = list(start)
         eq = "ever_quarantined" if self.has_ever_quarantined else "0"
@@ -789,6 +814,7 @@ class StoreWriter:
                                     tombstoned_hashes: set[tuple[str, str, str]]) -> None:
         if (scope_kind, scope_key, digest) in tombstoned_hashes:
             raise StoreWriteError("TombstoneRecreation: this content was tombstoned earlier in the batch")
+        self._flush_rows()
         last = self.conn.execute(
             "SELECT MAX(tombstoned_at_ms) FROM records WHERE scope_kind=? AND scope_key=?"
             " AND content_hash=? AND status_kind='tombstoned'", (scope_kind, scope_key, digest)).fetchone()[0]
@@ -876,34 +902,34 @@ class StoreWriter:
         if surface not in INJECTION_SURFACES:
             raise StoreWriteError(f"unknown injection surface '{surface}'")
         at_ms = self.clock() if at_ms is None else at_ms
-        self._transaction(lambda now: self.conn.execute(
-            "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
-            (record_id, identity, session_key, surface, at_ms)))
-        if count_usage:
-            self.mark_usage(record_id, "injected", at_ms=at_ms)
+
+        def run(now: int) -> None:
+            self.conn.execute(
+                "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
+                (record_id, identity, session_key, surface, at_ms))
+            if count_usage:
+                self._bump_usage(record_id, "injected", at_ms)
+
+        self._transaction(run)
 
     def mark_usage(self, record_id: str, event: str, *, at_ms: int | None = None) -> None:
         """Bump one usage counter and its timestamp; rewrites usage_stats only (§4.2)."""
-        fields = {"injected": ("injected_count", "last_injected_at_ms"),
-                  "explicit_recall": ("explicit_recall_count", "last_recalled_at_ms"),
-                  "judged_useful": ("judged_useful_count", "last_useful_at_ms")}.get(event)
+        at_ms = self.clock() if at_ms is None else at_ms
+        self._transaction(lambda now: self._bump_usage(record_id, event, at_ms))
+
+    def _bump_usage(self, record_id: str, event: str, at_ms: int) -> None:
+        fields = _USAGE_FIELDS.get(event)
         if fields is None:
             raise StoreWriteError(f"unknown usage event '{event}'")
-        at_ms = self.clock() if at_ms is None else at_ms
-
-        def run(now: int) -> None:
-            raw = self._row(record_id, "usage_stats")[0]
-            try:
-                stats = json.loads(raw)
-                stats = stats if isinstance(stats, dict) else {}
-            except ValueError:
-                stats = {}  # §2: bad JSON reads as the default
-            stats[fields[0]] = int(stats.get(fields[0]) or 0) + 1
-            stats[fields[1]] = at_ms
-            self.conn.execute("UPDATE records SET usage_stats=? WHERE memory_id=?",
-                              (usage_stats_json(stats), record_id))
-
-        self._transaction(run)
+        raw = self._row(record_id, "usage_stats")[0]
+        try:
+            stats = json.loads(raw)
+            stats = stats if isinstance(stats, dict) else {}
+        except ValueError:
+            stats = {}  # §2: bad JSON reads as the default
+        stats[fields[0]] = int(stats.get(fields[0]) or 0) + 1
+        stats[fields[1]] = at_ms
+        self.conn.execute("UPDATE records SET usage_stats=? WHERE memory_id=?", (usage_stats_json(stats), record_id))
 
     # ---- proposals, promotions, harvests (§7.2–§7.3) -----------------------------------------
 

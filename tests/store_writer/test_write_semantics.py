@@ -266,3 +266,11 @@ def test_usage_marks_and_injections(writer, realm_writer):
         (memory_id, "identity:luka", None, "build", 100), (memory_id, "identity:luka", "sess-2", "turn", 200)]
     with pytest.raises(StoreWriteError, match="unknown injection surface"):
         writer.record_injection(memory_id, "identity:luka", surface="email")
+
+
+def test_injection_of_an_unknown_record_writes_nothing(writer):
+    with pytest.raises(StoreWriteError, match="does not exist"):
+        writer.record_injection("mem-missing", "identity:luka")
+    assert writer.conn.execute("SELECT COUNT(*) FROM injections").fetchone()[0] == 0
+    with pytest.raises(StoreWriteError, match="unknown usage event"):
+        writer.mark_usage("mem-missing", "liked")

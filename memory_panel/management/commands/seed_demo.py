@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         root.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         bar = tqdm(total=records, unit="rec", desc=f"seeding {realm}", disable=records < 10_000,
-                   file=self.stderr._out)
+                   file=sys.stderr)
         try:
             summary = seed_demo(root=root, realm=realm, records=records, force=force,
                                 second_realm=SECOND_REALM, progress=bar.update)
