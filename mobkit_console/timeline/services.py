@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 from collections.abc import Sequence
 
 from asgiref.sync import async_to_sync
@@ -80,6 +81,20 @@ def events_prune() -> int:
         # max_events rows with one indexed range delete.
         deleted += TimelineEvent.objects.filter(seq__lte=latest - max_events).delete()[0]
     return deleted
+
+
+_PRUNE_EVERY_S = 5.0
+_last_prune = 0.0
+
+
+def events_prune_due() -> int:
+    """Prune at most every few seconds: the bounds are loose, and a prune per push costs throughput."""
+    global _last_prune
+    now = time.monotonic()
+    if now - _last_prune < _PRUNE_EVERY_S:
+        return 0
+    _last_prune = now
+    return events_prune()
 
 
 async def events_broadcast(rows: Sequence[TimelineEvent]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 from urllib.parse import urlencode
 
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
@@ -17,10 +18,11 @@ from mobkit_console.access.caller import access_for_user
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
-from .ingest import IngestError, parse_ingest_body
+from .ingest import IncomingEvent, IngestError, parse_ingest_body
+from .models import TimelineEvent
 from .presentation import event_row
 from .selectors import EventFilter, latest_event_id, recent_events
-from .services import events_broadcast_sync, events_prune, events_store, new_events
+from .services import events_broadcast, events_prune_due, events_store, new_events
 
 
 def _error(status: int, error: str, message: str) -> JsonResponse:
@@ -36,7 +38,7 @@ def _ingest_token_ok(request: HttpRequest, expected: str) -> bool:
 
 @csrf_exempt
 @require_POST
-def ingest_events(request: HttpRequest) -> JsonResponse:
+async def ingest_events(request: HttpRequest) -> JsonResponse:
     """CONTRACT ``POST /console/events``: 2xx only once every event in the body is stored."""
     expected = settings.MOBKIT_INGEST_TOKEN
     if not expected:
@@ -49,10 +51,15 @@ def ingest_events(request: HttpRequest) -> JsonResponse:
         return _error(413, "too_large", f"body: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
     except IngestError as error:
         return _error(400, "invalid_event", str(error))
-    rows = events_store(events=events)
-    events_prune()
-    events_broadcast_sync(new_events(rows))
+    rows = await database_sync_to_async(_store_and_prune)(events)
+    await events_broadcast(new_events(rows))
     return JsonResponse({"event_ids": [row.event_id for row in rows]}, status=201)
+
+
+def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
+    rows = events_store(events=events)
+    events_prune_due()
+    return rows
 
 
 def _page_filters(request: HttpRequest) -> EventFilter:

@@ -29,7 +29,7 @@ from memory_panel.selectors import author_debug
 from .events import SYSTEM_IDENTITY
 from .ingest import IncomingEvent
 from .models import RealmWatermark, TimelineEvent, WatcherLease
-from .services import events_broadcast_sync, events_prune, events_store, new_events
+from .services import events_broadcast_sync, events_prune_due, events_store, new_events
 
 logger = logging.getLogger("mobkit_console.timeline")
 
@@ -349,7 +349,7 @@ class RealmWatcher:
                     reader.close()
         self._started = True
         if stored:
-            events_prune()
+            events_prune_due()
             events_broadcast_sync(stored)
         return stored
 

@@ -60,6 +60,7 @@ def manage(env: dict[str, str], *args: str) -> str:
 class Daphne:
     port: int
     process: subprocess.Popen
+    log: Path
 
     @property
     def http(self) -> str:
@@ -76,11 +77,14 @@ def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
     try:
         for _ in range(count):
             port = free_port()
-            process = subprocess.Popen(
-                [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mobkit_console.asgi:application"],
-                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            )
-            servers.append(Daphne(port, process))
+            # A file, not a pipe: a long run's log must never fill a pipe and stall the server.
+            log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"daphne-{port}.log"
+            with log.open("wb") as sink:
+                process = subprocess.Popen(
+                    [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mobkit_console.asgi:application"],
+                    cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=sink,
+                )
+            servers.append(Daphne(port, process, log))
         for server in servers:
             _wait_ready(server)
         yield servers
@@ -98,7 +102,7 @@ def _wait_ready(server: Daphne, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError(f"daphne exited: {server.process.stderr.read().decode()}")
+            raise RuntimeError(f"daphne exited: {server.log.read_text(errors='replace')}")
         try:
             urllib.request.urlopen(f"{server.http}/console/login/", timeout=1).close()
             return

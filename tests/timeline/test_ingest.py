@@ -152,3 +152,23 @@ async def _admin_token() -> str:
     from .conftest import token_for
 
     return await token_for("admin@example.test")
+
+
+async def test_log_is_bounded_by_age_and_by_count(ingest_token, settings):
+    import datetime
+
+    from django.utils import timezone
+
+    from mobkit_console.timeline.services import events_prune
+
+    _, body = await ingest([envelope(run_id=f"dream-{n}") for n in range(6)])
+    old = body["event_ids"][:2]
+    await database_sync_to_async(
+        lambda: TimelineEvent.objects.filter(seq__in=[int(e.removeprefix("console-evt-")) for e in old]).update(
+            stored_at=timezone.now() - datetime.timedelta(days=31)))()
+    settings.MOBKIT_TIMELINE_MAX_AGE_DAYS = 30
+    settings.MOBKIT_TIMELINE_MAX_EVENTS = 3
+
+    assert await database_sync_to_async(events_prune)() == 3
+    remaining = await database_sync_to_async(lambda: [r.event_id for r in TimelineEvent.objects.all()])()
+    assert remaining == body["event_ids"][3:]

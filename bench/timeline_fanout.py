@@ -1,0 +1,184 @@
+"""Timeline fan-out benchmark: N sockets, events ingested at R per second for S seconds.
+
+Measures, per channel layer, the delivery latency (from just before the ingest POST to the frame
+arriving at a socket: store, broadcast and send included) and the loss (frames that never arrived).
+
+    .venv/bin/python bench/timeline_fanout.py                      # 100 sockets, 200/s, 30 s, all layers
+    .venv/bin/python bench/timeline_fanout.py --layers memory --seconds 5
+
+Layers: ``memory`` (InMemoryChannelLayer, one daphne), ``redis-pubsub`` and ``redis-core``
+(channels-redis's two layers, two daphnes sharing Redis, sockets and ingest split between them).
+Each run gets its own persistent_state and console database under a temporary directory. The
+sockets live in a few client processes so the measuring side is not the bottleneck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import itertools
+import json
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.timeline.servers import daphne_servers, deployment_env, manage  # noqa: E402
+
+STOP = "bench-stop"
+CLIENT_PROCESSES = 4
+LAYER_BACKENDS = {
+    "redis-pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
+    "redis-core": "channels_redis.core.RedisChannelLayer",
+}
+
+
+def _settings_module(directory: Path, backend: str) -> None:
+    """A settings module that is the console's own, with the channel layer under test."""
+    (directory / "bench_settings.py").write_text(
+        "from mobkit_console.settings import *  # noqa: F401,F403\n"
+        "from mobkit_console.settings import REDIS_URL\n"
+        f"CHANNEL_LAYERS = {{'default': {{'BACKEND': {backend!r}, 'CONFIG': {{'hosts': [REDIS_URL]}}}}}}\n",
+        encoding="utf-8",
+    )
+
+
+def _client_worker(urls: list[str], ready, results) -> None:
+    """One client process: open its sockets, record latencies until the stop event arrives."""
+    import websockets
+
+    async def follow(url: str, opened: asyncio.Event) -> tuple[list[float], int]:
+        latencies: list[float] = []
+        seen: set[str] = set()
+        async with websockets.connect(url, max_queue=None, open_timeout=30) as connection:
+            opened.set()
+            async for text in connection:
+                frame = json.loads(text)
+                if frame["type"] != "event":
+                    continue
+                data = frame["event"]["data"]
+                if data.get("run_id") == STOP:
+                    break
+                if data["run_id"] not in seen:
+                    seen.add(data["run_id"])
+                    latencies.append((time.time_ns() - data["sent_ns"]) / 1e6)
+        return latencies, len(seen)
+
+    async def main() -> None:
+        events = [asyncio.Event() for _ in urls]
+        tasks = [asyncio.create_task(follow(url, opened)) for url, opened in zip(urls, events)]
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 60)
+        ready.put(len(urls))
+        done = await asyncio.gather(*tasks)
+        results.put([list(item) for item in done])
+
+    asyncio.run(main())
+
+
+def _ingest_loop(servers, token: str, rate: float, seconds: float) -> int:
+    """Post one event per request at ``rate``/s, spread over a few keep-alive connections."""
+    lanes = 4
+    per_lane = rate / lanes
+    count = int(rate * seconds)
+    sent = [0] * lanes
+    start = time.monotonic() + 0.5
+
+    def lane(index: int) -> None:
+        server = servers[index % len(servers)]
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        for n in range(index, count, lanes):
+            due = start + (n // lanes) / per_lane
+            pause = due - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            body = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
+                               "data": {"realm": "bench", "run_id": f"e{n}", "sent_ns": time.time_ns()}})
+            connection.request("POST", "/console/events", body=body,
+                               headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+            response = connection.getresponse()
+            response.read()
+            if response.status != 201:
+                raise RuntimeError(f"ingest answered {response.status}")
+            sent[index] += 1
+
+    threads = [threading.Thread(target=lane, args=(i,)) for i in range(lanes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(sent)
+
+
+def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, redis_url: str) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
+        state = Path(scratch) / "state"
+        (state / "console").mkdir(parents=True)
+        extra = {"MOBKIT_TIMELINE_MAX_EVENTS": "1000000"}
+        processes = 1
+        if layer != "memory":
+            _settings_module(Path(scratch), LAYER_BACKENDS[layer])
+            extra.update(REDIS_URL=redis_url, PYTHONPATH=f"{scratch}:{REPO}")
+            processes = 2
+        env = deployment_env(state, **extra)
+        if layer != "memory":
+            env["DJANGO_SETTINGS_MODULE"] = "bench_settings"
+        manage(env, "migrate", "--noinput")
+        auth = manage(env, "mobkit_token", "bench@example.test").strip().splitlines()[-1]
+        with daphne_servers(env, processes) as servers:
+            urls = [f"{servers[i % processes].ws}/ws/console/events/?auth_token={auth}" for i in range(sockets)]
+            ready, results = multiprocessing.Queue(), multiprocessing.Queue()
+            groups = [urls[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
+            workers = [multiprocessing.Process(target=_client_worker, args=(group, ready, results))
+                       for group in groups if group]
+            for worker in workers:
+                worker.start()
+            for _ in workers:
+                ready.get(timeout=120)
+            time.sleep(0.5)
+            sent = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds)
+            time.sleep(3)  # let the tail drain before the stop marker
+            stop = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
+                               "data": {"realm": "bench", "run_id": STOP}})
+            connection = http.client.HTTPConnection("127.0.0.1", servers[0].port, timeout=30)
+            connection.request("POST", "/console/events", body=stop, headers={
+                "Content-Type": "application/json", "Authorization": f"Bearer {env['MOBKIT_INGEST_TOKEN']}"})
+            connection.getresponse().read()
+            per_socket = list(itertools.chain.from_iterable(results.get(timeout=120) for _ in workers))
+            for worker in workers:
+                worker.join(timeout=30)
+    latencies = sorted(itertools.chain.from_iterable(item[0] for item in per_socket))
+    delivered = sum(item[1] for item in per_socket)
+    expected = sent * sockets
+    quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [float("nan")] * 99
+    return {
+        "layer": layer, "processes": processes, "sockets": sockets, "events": sent,
+        "expected": expected, "delivered": delivered, "loss_pct": 100 * (expected - delivered) / expected,
+        "p50_ms": quantiles[49], "p99_ms": quantiles[98], "max_ms": latencies[-1] if latencies else float("nan"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sockets", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=200.0, help="events ingested per second")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--layers", default="memory,redis-pubsub,redis-core")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    args = parser.parse_args()
+    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s")
+    print(f"{'layer':<14}{'procs':>6}{'events':>8}{'delivered':>11}{'loss %':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for layer in args.layers.split(","):
+        r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, redis_url=args.redis_url)
+        print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['delivered']:>11}{r['loss_pct']:>8.2f}"
+              f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
