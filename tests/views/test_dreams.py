@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from memory_panel.store_writer import StoreWriter, ManualClock, create_op, mob_scope, new_record
 from tests.views.postures import SCOPED
