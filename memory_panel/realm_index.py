@@ -108,8 +108,11 @@ class RealmIndex:
         """(updated_at_ms, memory_id) of the next ``limit`` entries, newest first."""
         where, args = _where(query)
         if after is not None:
-            where.append("(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id < ?))")
-            args += [after[0], after[0], after[1]]
+            # The same predicate as MobKit's OR form, written as a row value: SQLite seeks the index
+            # to a row value, while with bound parameters it plans the OR form as a scan from the
+            # newest entry, so a page at 90% depth would step over 90% of the index first.
+            where.append("(updated_at_ms, memory_id) < (?, ?)")
+            args += [after[0], after[1]]
         sql = "SELECT updated_at_ms, memory_id FROM entries"
         if where:
             sql += " WHERE " + " AND ".join(where)
