@@ -178,6 +178,9 @@ def _limit_realm_queries(sender, connection, **kwargs) -> None:
         return
     deadline = _QueryDeadline(settings.MOBKIT_REALM_QUERY_TIMEOUT_MS / 1000)
     connection.connection.set_progress_handler(deadline.progress, _QueryDeadline.STEPS)
+    # The wrapper object outlives its connection (CONN_MAX_AGE 0 reconnects every request), so the
+    # previous connection's deadline goes: appending alone nests one more wrapper per request.
+    connection.execute_wrappers[:] = [w for w in connection.execute_wrappers if not isinstance(w, _QueryDeadline)]
     connection.execute_wrappers.append(deadline)
 
 
