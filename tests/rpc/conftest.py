@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db.backends.base.base import BaseDatabaseWrapper
 
 from memory_panel.store_writer import (
     APPLICATION,
@@ -51,25 +50,6 @@ RETIRED_BODY = "RETIRED-EVIDENCE-BODY-GAMMA forgotten tainted note"
 CLAIMANT_BODY = "QUARANTINED-CLAIMANT-BODY-DELTA take the west face instead"
 RELEASED_BODY = "RELEASED-BODY-BETA lead prefers the night shift"
 TAINT = "session tainted by web tool 'web_fetch'"
-
-@pytest.fixture(autouse=True)
-def _realm_aliases_allowed(monkeypatch, django_db_blocker):
-    """Let the read-only realm aliases connect inside a django_db test.
-
-    Django's per-test guard refuses any alias the test case did not list, and realm aliases are
-    registered lazily (one per realm file), so no test can list them up front. They are opened
-    read-only (``mode=ro``), so letting them through cannot break test isolation.
-    """
-    guarded = BaseDatabaseWrapper.ensure_connection
-    real = django_db_blocker._real_ensure_connection
-
-    def ensure_connection(self, *args, **kwargs):
-        if self.alias.startswith("realm:"):
-            return real(self, *args, **kwargs)
-        return guarded(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
-
 
 # ---------------------------------------------------------------------------------------------
 # Calling the endpoint

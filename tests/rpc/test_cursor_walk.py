@@ -6,16 +6,29 @@ The console pages keyset-style across realms too, and never lets hidden rows con
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from memory_panel.realm_index import index_dir
 from memory_panel.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
 from tests.rpc.conftest import LEAD, SCOUT, T0, TAINT, USER, Written, newest_first, panel, reviewer_only
 
 pytestmark = pytest.mark.django_db
 
 MAX_PAGES = 500  # the infinite-loop guard: no walk here needs more
+
+
+@pytest.fixture(autouse=True, params=["direct", "realm_index"])
+def paging_path(request, settings) -> Iterator[str]:
+    """Every walk runs twice: straight off the realm file, and through the console's realm index."""
+    if request.param == "realm_index":
+        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 1
+        settings.MOBKIT_REALM_INDEX_BACKGROUND = False  # build on first use, inside the request
+    yield request.param
+    built = list(index_dir().rglob("gen-*.sqlite3"))
+    assert bool(built) == (request.param == "realm_index")  # the walk really took this path
 
 
 def write_realm(root: Path, realm: str, count: int, *, start_ms: int = T0, tie_every: int = 3,

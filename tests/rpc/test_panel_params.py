@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from memory_panel.store_writer import (
-    ManualClock,
-    StoreWriter,
     agent,
     batch,
     create_op,
@@ -21,6 +18,7 @@ from memory_panel.store_writer import (
     set_rank_op,
 )
 from tests.rpc.conftest import (
+    DREAM_VERDICT_KEYS,
     LEAD,
     SCOUT,
     T0,
@@ -325,9 +323,6 @@ class Bulk:
             "dream_runs": ("runs", self.runs[::-1]),
             "audit_verdicts": ("verdicts", self.verdicts[::-1]),
         }[method]
-
-
-from tests.rpc.conftest import DREAM_VERDICT_KEYS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
