@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from memory_panel.visibility import can_read_memory, can_review_quarantine
 from mobkit_console.access.caller import access_for_user, access_status
+from mobkit_console.shell import memory_nav
 
 
 @require_GET
@@ -17,11 +17,7 @@ def experience(request: HttpRequest) -> JsonResponse:
     status = access_status(access)
     return JsonResponse(
         {
-            "memory": {
-                "available": True,
-                "can_read": can_read_memory(access),
-                "can_review_quarantine": can_review_quarantine(access),
-            },
+            "memory": {"available": True, **memory_nav(access)},
             "access": {
                 key: status[key] for key in ("available", "enabled", "subject", "groups", "can_administer")
             },

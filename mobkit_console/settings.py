@@ -152,9 +152,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # Not the Manifest variant: with it, {% static %} raises until collectstatic has run, which
-    # would break tests and `bin/demo`. Unhashed names get WhiteNoise's short max-age instead.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Hashed, compressed names with far-future caching; needs `collectstatic` (bin/demo runs it,
+    # and the test suite runs it once per session).
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # Tests and runserver serve static files straight from the finders, without a collectstatic step.
 WHITENOISE_USE_FINDERS = True

@@ -17,6 +17,8 @@ _TAB_PREFIXES = (
     ("quarantine", "/console/memory/quarantine/"),
     ("dreams", "/console/memory/dreams/"),
     ("timeline", "/console/timeline/"),
+    ("ledger", "/console/memory/ledger/"),
+    ("recall", "/console/memory/recall/"),
 )
 
 

@@ -10,6 +10,16 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from memory_panel.realms import REALM_ALIAS_PREFIX, forget_realm_connections
 
+pytest_plugins = ["tests.fixtures_store"]
+
+
+def pytest_sessionstart(session) -> None:
+    # Pages render {% static %} through the manifest storage production uses, so collect first.
+    from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_realm_connections(monkeypatch):
     # Realm aliases are registered lazily; dropping them after each test keeps Django's per-test
