@@ -44,12 +44,11 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
-        if not request.user.is_authenticated:
-            return _error_response(None, INVALID_REQUEST, UNAUTHORIZED, status=401)
-        return _error_response(None, PARSE_ERROR, "Parse error")
+        payload = None
+        if request.user.is_authenticated:
+            return _error_response(None, PARSE_ERROR, "Parse error")
     if not request.user.is_authenticated:
-        request_id = payload.get("id") if isinstance(payload, dict) else None
-        return _error_response(request_id, INVALID_REQUEST, UNAUTHORIZED, status=401)
+        return _unauthorized(payload.get("id") if isinstance(payload, dict) else None)
 
     access = access_for_user(request.user)
     if isinstance(payload, list):
@@ -110,6 +109,12 @@ def _valid_id(value: Any) -> bool:
 
 def _error_body(request_id: Any, error: RpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error.as_json()}
+
+
+def _unauthorized(request_id: Any) -> JsonResponse:
+    # CONTRACT "Identity of a caller" gives this body exactly: no data key, unlike other errors.
+    error = {"code": INVALID_REQUEST, "message": UNAUTHORIZED}
+    return JsonResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status=401)
 
 
 def _error_response(request_id: Any, code: int, message: str, *, status: int = 200) -> JsonResponse:

@@ -153,7 +153,7 @@ def test_unauthenticated_call_is_401_with_mobkit_body(client, world, payload, re
     reply = post_raw(client, raw)
     assert reply.status == 401
     assert reply.body == {"jsonrpc": "2.0", "id": request_id, "error": {
-        "code": -32600, "message": UNAUTHORIZED, "data": None}}
+        "code": -32600, "message": UNAUTHORIZED}}
 
 
 def test_bearer_token_authenticates_and_a_bad_one_is_401(client, world):
@@ -167,7 +167,7 @@ def test_bearer_token_authenticates_and_a_bad_one_is_401(client, world):
 
     bad = call(client, "mobkit/access/status", request_id=3, HTTP_AUTHORIZATION=f"Bearer {token}x")
     assert bad.status == 401
-    assert bad.body == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": UNAUTHORIZED, "data": None}}
+    assert bad.body == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": UNAUTHORIZED}}
 
 
 def test_bad_bearer_token_wins_over_a_session(client, reader):
