@@ -104,8 +104,10 @@ class RealmIndex:
         self.realm = realm
         self.conn = conn
 
-    def page_keys(self, query: IndexQuery, after: tuple[int, str] | None, limit: int) -> list[tuple[int, str]]:
-        """(updated_at_ms, memory_id) of the next ``limit`` entries, newest first."""
+    def page_entries(
+        self, query: IndexQuery, after: tuple[int, str] | None, limit: int
+    ) -> list[tuple[int, str, str, str]]:
+        """(updated_at_ms, memory_id, scope_kind, scope_key) of the next ``limit`` entries, newest first."""
         where, args = _where(query)
         if after is not None:
             # The same predicate as MobKit's OR form, written as a row value: SQLite seeks the index
@@ -113,7 +115,7 @@ class RealmIndex:
             # newest entry, so a page at 90% depth would step over 90% of the index first.
             where.append("(updated_at_ms, memory_id) < (?, ?)")
             args += [after[0], after[1]]
-        sql = "SELECT updated_at_ms, memory_id FROM entries"
+        sql = "SELECT updated_at_ms, memory_id, scope_kind, scope_key FROM entries"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?"

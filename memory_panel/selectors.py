@@ -6,9 +6,9 @@ have one implementation (spec memory-store §5, console-panel-and-access §1–�
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections
@@ -60,6 +60,8 @@ DREAM_MEMORY_IDS = 12
 DREAM_RATIONALES = 6
 # Rows read per round trip while filling a page with rows the caller may see.
 FILL_BATCH_MIN = 64
+# Most index keys read in one round trip while scope grants hide most of them.
+INDEX_BATCH_MAX = 4096
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,7 +149,7 @@ def _visible_rows(
         query = IndexQuery(
             **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
         )
-        next_chunk = partial(_index_chunk, index, alias, realm, query)
+        next_chunk = partial(_index_chunk, index, alias, realm, query, _scope_check(access))
     else:
         queryset = _list_rows(alias, realm).filter(**_equality_filters(filters))
         if hide_quarantined:
@@ -177,13 +179,39 @@ def _direct_chunk(queryset, realm: str, after: Cursor | None, size: int) -> tupl
 
 
 def _index_chunk(
-    index: RealmIndex, alias: str, realm: str, query: IndexQuery, after: Cursor | None, size: int
+    index: RealmIndex,
+    alias: str,
+    realm: str,
+    query: IndexQuery,
+    scope_ok: Callable[[str, str], bool],
+    after: Cursor | None,
+    size: int,
 ) -> tuple[list[MemoryRecord], Cursor | None]:
-    """The next keys from the console's index, their rows read from the realm file by id."""
-    keys = index.page_keys(query, (after.updated_at_ms, after.memory_id) if after else None, size)
-    records = _records_by_id(alias, realm, [memory_id for _, memory_id in keys])
-    more = len(keys) == size
-    return records, Cursor(*keys[-1]) if more else None
+    """The next rows whose scope the caller may read: keys from the index, rows from the realm file.
+
+    The index knows each entry's scope, so rows of scopes the caller may not read are skipped
+    before any row is read from the realm (a reader granted one agent of many would otherwise
+    decode a screenful of other agents' rows per visible one). The key batch doubles while
+    scopes hide most of it.
+    """
+    ids: list[str] = []
+    position = after
+    batch = size
+    while len(ids) < size:
+        entries = index.page_entries(query, (position.updated_at_ms, position.memory_id) if position else None, batch)
+        ids += [memory_id for _, memory_id, scope_kind, scope_key in entries if scope_ok(scope_kind, scope_key)]
+        position = Cursor(*entries[-1][:2]) if len(entries) == batch else None
+        if position is None:
+            break
+        batch = min(batch * 2, INDEX_BATCH_MAX)
+    return _records_by_id(alias, realm, ids), position
+
+
+def _scope_check(access: Access) -> Callable[[str, str], bool]:
+    """``scope_visible`` for this caller, each distinct scope evaluated once per request."""
+    if not access.enforced:
+        return lambda scope_kind, scope_key: True
+    return cache(partial(scope_visible, access))
 
 
 def _records_by_id(alias: str, realm: str, ids: list[str]) -> list[MemoryRecord]:
