@@ -34,6 +34,7 @@ from tests.timeline.servers import daphne_servers, deployment_env, manage  # noq
 
 STOP = "bench-stop"
 CLIENT_PROCESSES = 4
+IDLE_S = 20.0
 LAYER_BACKENDS = {
     "redis-pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
     "redis-core": "channels_redis.core.RedisChannelLayer",
@@ -51,7 +52,9 @@ def _settings_module(directory: Path, backend: str) -> None:
 
 
 def _client_worker(urls: list[str], ready, results) -> None:
-    """One client process: open its sockets, record latencies until the stop event arrives."""
+    """One client process: open its sockets, record latencies until the stop event arrives or a
+    socket has been silent for IDLE_S once events flowed (an overloaded layer may drop the stop
+    event too)."""
     import websockets
 
     async def follow(url: str, opened: asyncio.Event) -> tuple[list[float], int]:
@@ -59,7 +62,7 @@ def _client_worker(urls: list[str], ready, results) -> None:
         seen: set[str] = set()
         async with websockets.connect(url, max_queue=None, open_timeout=30) as connection:
             opened.set()
-            async for text in connection:
+            async for text in _until_idle(connection):
                 frame = json.loads(text)
                 if frame["type"] != "event":
                     continue
@@ -70,6 +73,16 @@ def _client_worker(urls: list[str], ready, results) -> None:
                     seen.add(data["run_id"])
                     latencies.append((time.time_ns() - data["sent_ns"]) / 1e6)
         return latencies, len(seen)
+
+    async def _until_idle(connection):
+        started = False
+        while True:
+            try:
+                text = await asyncio.wait_for(connection.recv(), IDLE_S if started else 3600.0)
+            except (asyncio.TimeoutError, websockets.ConnectionClosed):
+                return
+            started = started or '"type":"event"' in text
+            yield text
 
     async def main() -> None:
         events = [asyncio.Event() for _ in urls]
@@ -82,41 +95,43 @@ def _client_worker(urls: list[str], ready, results) -> None:
     asyncio.run(main())
 
 
-def _ingest_loop(servers, token: str, rate: float, seconds: float) -> int:
-    """Post one event per request at ``rate``/s, spread over a few keep-alive connections."""
+def _ingest_loop(servers, token: str, rate: float, seconds: float, batch: int) -> tuple[int, float]:
+    """Post ``batch`` events per request so that ``rate`` events/s go in, over a few keep-alive
+    connections; a server slower than that simply gets a lower achieved rate (reported)."""
     lanes = 4
-    per_lane = rate / lanes
-    count = int(rate * seconds)
+    requests_per_lane = rate / batch / lanes
+    total_requests = int(rate * seconds / batch)
     sent = [0] * lanes
     start = time.monotonic() + 0.5
 
     def lane(index: int) -> None:
         server = servers[index % len(servers)]
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        for n in range(index, count, lanes):
-            due = start + (n // lanes) / per_lane
-            pause = due - time.monotonic()
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        for n in range(index, total_requests, lanes):
+            pause = start + (n // lanes) / requests_per_lane - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
-            body = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
-                               "data": {"realm": "bench", "run_id": f"e{n}", "sent_ns": time.time_ns()}})
+            now = time.time_ns()
+            body = json.dumps([{"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
+                                "data": {"realm": "bench", "run_id": f"e{n}-{k}", "sent_ns": now}}
+                               for k in range(batch)])
             connection.request("POST", "/console/events", body=body,
                                headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
             response = connection.getresponse()
             response.read()
             if response.status != 201:
                 raise RuntimeError(f"ingest answered {response.status}")
-            sent[index] += 1
+            sent[index] += batch
 
     threads = [threading.Thread(target=lane, args=(i,)) for i in range(lanes)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(sent)
+    return sum(sent), time.monotonic() - start
 
 
-def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, redis_url: str) -> dict:
+def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
         state = Path(scratch) / "state"
         (state / "console").mkdir(parents=True)
@@ -142,7 +157,7 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, redis_ur
             for _ in workers:
                 ready.get(timeout=120)
             time.sleep(0.5)
-            sent = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds)
+            sent, took = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds, batch)
             time.sleep(3)  # let the tail drain before the stop marker
             stop = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
                                "data": {"realm": "bench", "run_id": STOP}})
@@ -158,7 +173,7 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, redis_ur
     expected = sent * sockets
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [float("nan")] * 99
     return {
-        "layer": layer, "processes": processes, "sockets": sockets, "events": sent,
+        "layer": layer, "processes": processes, "sockets": sockets, "events": sent, "rate": sent / took,
         "expected": expected, "delivered": delivered, "loss_pct": 100 * (expected - delivered) / expected,
         "p50_ms": quantiles[49], "p99_ms": quantiles[98], "max_ms": latencies[-1] if latencies else float("nan"),
     }
@@ -169,14 +184,16 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, default=100)
     parser.add_argument("--rate", type=float, default=200.0, help="events ingested per second")
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--batch", type=int, default=1, help="events per ingest request (default 1)")
     parser.add_argument("--layers", default="memory,redis-pubsub,redis-core")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args()
-    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s")
-    print(f"{'layer':<14}{'procs':>6}{'events':>8}{'delivered':>11}{'loss %':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request")
+    print(f"{'layer':<14}{'procs':>6}{'events':>8}{'rate/s':>8}{'delivered':>11}{'loss %':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
     for layer in args.layers.split(","):
-        r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, redis_url=args.redis_url)
-        print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['delivered']:>11}{r['loss_pct']:>8.2f}"
+        r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, batch=args.batch,
+                      redis_url=args.redis_url)
+        print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}"
               f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}", flush=True)
 
 

@@ -21,7 +21,7 @@ from .events import EVENT_TYPES
 from .presentation import render_live_event, render_replay_unavailable
 from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
 from .services import TIMELINE_GROUP
-from .visibility import event_visible
+from .visibility import event_visible, visible_to
 
 UNAUTHENTICATED_CLOSE_CODE = 4401  # CONTRACT "Identity of a caller"
 # Re-read the caller's grants this often, so an access.toml edit reaches open sockets well within
@@ -65,12 +65,13 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         """Clients have nothing to say; anything they send is ignored."""
 
     async def timeline_event(self, message: dict[str, Any]) -> None:
-        envelope = message["event"]
-        seq = parse_event_id(envelope["event_id"]) or 0
-        if seq <= self.replayed_upto:
+        if message["seq"] <= self.replayed_upto:
             return
-        if self.filters.matches(envelope) and event_visible(self.access(), envelope):
-            await self.send_event(envelope)
+        if self.filters.matches(event_type=message["event_type"], identity=message["identity"]) and visible_to(
+            self.access(), identity=message["identity"], scope_kind=message["scope_kind"],
+            scope_key=message["scope_key"],
+        ):
+            await self.send_frame(message["frame"])
 
     def access(self) -> Access:
         now = time.monotonic()
@@ -91,8 +92,9 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
             chunk = await database_sync_to_async(events_after)(after_seq=self.replayed_upto)
             for envelope in chunk:
                 self.replayed_upto = parse_event_id(envelope["event_id"]) or self.replayed_upto
-                if self.filters.matches(envelope) and event_visible(self.access(), envelope):
-                    await self.send_event(envelope)
+                if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
+                        and event_visible(self.access(), envelope):
+                    await self.send_frame(json.dumps({"type": "event", "event": envelope}, separators=(",", ":")))
             if not chunk:
                 return
 
@@ -101,7 +103,8 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(self.keep_alive_interval_s)
             await self.send_keep_alive()
 
-    async def send_event(self, envelope: dict[str, Any]) -> None:
+    async def send_frame(self, frame: str) -> None:
+        """Send one event, given its JSON frame ``{"type":"event","event":…}``."""
         raise NotImplementedError
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
@@ -114,8 +117,8 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 class EventsConsumer(EventStreamConsumer):
     """``WS /ws/console/events/``: JSON frames (CONTRACT "Timeline")."""
 
-    async def send_event(self, envelope: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps({"type": "event", "event": envelope}))
+    async def send_frame(self, frame: str) -> None:
+        await self.send(text_data=frame)
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
         await self.send(text_data=json.dumps({"type": "replay_unavailable", "requested": requested, "latest": latest}))
@@ -127,8 +130,8 @@ class EventsConsumer(EventStreamConsumer):
 class TimelineConsumer(EventStreamConsumer):
     """``WS /ws/console/timeline/``: the same stream as out-of-band fragments for htmx's ws extension."""
 
-    async def send_event(self, envelope: dict[str, Any]) -> None:
-        await self.send(text_data=render_live_event(envelope))
+    async def send_frame(self, frame: str) -> None:
+        await self.send(text_data=render_live_event(json.loads(frame)["event"]))
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
         await self.send(text_data=render_replay_unavailable(requested, latest))

@@ -24,14 +24,23 @@ def parse_event_id(value: str) -> int | None:
     return int(digits) if digits.isdigit() and len(digits) <= 18 else None
 
 
+START_OF_LOG = f"{EVENT_ID_PREFIX}0"
+
+
 def latest_event_id() -> str | None:
     seq = TimelineEvent.objects.order_by("-seq").values_list("seq", flat=True).first()
     return None if seq is None else f"{EVENT_ID_PREFIX}{seq}"
 
 
 def replay_start(*, after: str) -> int | None:
-    """The seq to replay after, or None when the log does not hold ``after`` (pruned, or never was)."""
+    """The seq to replay after, or None when the log does not hold ``after`` (pruned, or never was).
+
+    ``console-evt-0`` means "from the start of the log": a page rendered over an empty log
+    connects with it, so nothing stored before its socket opens is lost.
+    """
     seq = parse_event_id(after)
+    if seq == 0:
+        return 0
     if seq is None or not TimelineEvent.objects.filter(seq=seq).exists():
         return None
     return seq
@@ -42,9 +51,9 @@ class EventFilter:
     event_type: str | None = None
     identity: str | None = None
 
-    def matches(self, envelope: dict[str, Any]) -> bool:
-        return (self.event_type is None or envelope["event_type"] == self.event_type) and (
-            self.identity is None or envelope["identity"] == self.identity
+    def matches(self, *, event_type: str, identity: str) -> bool:
+        return (self.event_type is None or event_type == self.event_type) and (
+            self.identity is None or identity == self.identity
         )
 
 
@@ -59,7 +68,8 @@ def iter_events_after(*, access: Access, after_seq: int, filters: EventFilter) -
     while True:
         chunk = events_after(after_seq=after_seq)
         for envelope in chunk:
-            if filters.matches(envelope) and event_visible(access, envelope):
+            if filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
+                    and event_visible(access, envelope):
                 yield envelope
         if len(chunk) < REPLAY_CHUNK:
             return

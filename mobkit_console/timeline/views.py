@@ -21,7 +21,7 @@ from .events import EVENT_TYPES
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
 from .models import TimelineEvent
 from .presentation import event_row
-from .selectors import EventFilter, latest_event_id, recent_events
+from .selectors import START_OF_LOG, EventFilter, latest_event_id, recent_events
 from .services import events_broadcast, events_prune_due, events_store, new_events
 
 
@@ -81,13 +81,12 @@ def timeline_page(request: HttpRequest) -> HttpResponse:
     latest = latest_event_id()
     rows = [event_row(envelope) for envelope in recent_events(access=access, filters=filters)]
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
-    if latest:
-        query["after"] = latest
+    query["after"] = latest or START_OF_LOG
     context = {
         "rows": rows,
         "filters": filters,
         "event_types": EVENT_TYPES,
-        "socket_url": "/ws/console/timeline/" + (f"?{urlencode(query)}" if query else ""),
+        "socket_url": f"/ws/console/timeline/?{urlencode(query)}",
         "memory_nav": memory_nav(access),
     }
     partial = request.htmx and not request.htmx.history_restore_request

@@ -18,14 +18,16 @@ if TYPE_CHECKING:
 
 
 def event_visible(access: Access, envelope: dict[str, Any]) -> bool:
+    data = envelope.get("data") or {}
+    return visible_to(access, identity=envelope["identity"], scope_kind=data.get("scope_kind"),
+                      scope_key=data.get("scope_key"))
+
+
+def visible_to(access: Access, *, identity: str, scope_kind: Any, scope_key: Any) -> bool:
     if not access.enforced:
         return True
-    identity = envelope.get("identity")
-    on = None if identity == SYSTEM_IDENTITY else identity
-    if not access.allows("agent.view", on):
+    if not access.allows("agent.view", None if identity == SYSTEM_IDENTITY else identity):
         return False
-    data = envelope.get("data") or {}
-    scope_kind, scope_key = data.get("scope_kind"), data.get("scope_key")
     if isinstance(scope_kind, str) and isinstance(scope_key, str):
         return scope_visible(access, scope_kind, scope_key)
     return True

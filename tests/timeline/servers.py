@@ -71,31 +71,44 @@ class Daphne:
         return f"ws://127.0.0.1:{self.port}"
 
 
+def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
+    """One daphne on ``port`` (a free one by default), ready to answer when this returns."""
+    port = port or free_port()
+    # A file, not a pipe: a long run's log must never fill a pipe and stall the server.
+    log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"daphne-{port}.log"
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mobkit_console.asgi:application"],
+            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=sink,
+        )
+    server = Daphne(port, process, log)
+    try:
+        _wait_ready(server)
+    except BaseException:
+        stop_daphne(server)
+        raise
+    return server
+
+
+def stop_daphne(server: Daphne) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
 @contextmanager
 def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
-    servers = []
+    servers: list[Daphne] = []
     try:
         for _ in range(count):
-            port = free_port()
-            # A file, not a pipe: a long run's log must never fill a pipe and stall the server.
-            log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"daphne-{port}.log"
-            with log.open("wb") as sink:
-                process = subprocess.Popen(
-                    [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mobkit_console.asgi:application"],
-                    cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=sink,
-                )
-            servers.append(Daphne(port, process, log))
-        for server in servers:
-            _wait_ready(server)
+            servers.append(start_daphne(env))
         yield servers
     finally:
         for server in servers:
-            server.process.terminate()
-        for server in servers:
-            try:
-                server.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.process.kill()
+            stop_daphne(server)
 
 
 def _wait_ready(server: Daphne, timeout_s: float = 30) -> None:

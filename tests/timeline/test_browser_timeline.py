@@ -9,7 +9,7 @@ import pytest
 
 from memory_panel.store_writer import StoreWriter, identity_scope
 
-from .servers import daphne_servers, deployment_env, manage, post_events
+from .servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne
 
 CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "correct horse battery staple"
@@ -83,3 +83,50 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
         browser.close()
 
     assert not [p for p in problems if "Content Security Policy" in p or "Refused" in p], problems
+
+
+def test_timeline_catches_up_after_the_server_restarts(tmp_path: Path):
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium (/usr/bin/chromium) is not installed; the browser test needs it")
+    from playwright.sync_api import expect, sync_playwright
+
+    state = tmp_path / "state"
+    (state / "console").mkdir(parents=True)
+    env = deployment_env(state)
+    manage(env, "migrate", "--noinput")
+    manage(env, "shell", "-c",
+           "from django.contrib.auth import get_user_model; "
+           f"get_user_model().objects.create_user('reader', email='reader@example.test', password='{PASSWORD}')")
+    token = env["MOBKIT_INGEST_TOKEN"]
+    server = start_daphne(env)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                 args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            sockets: list[str] = []
+            page.on("websocket", lambda ws: sockets.append(ws.url))
+            page.goto(f"{server.http}/console/login/?next=/console/timeline/")
+            page.fill("input[name=username]", "reader")
+            page.fill("input[name=password]", PASSWORD)
+            page.click("button[type=submit]")
+            shown = post_events(server, _event("memory.harvest.completed", promoted=1), token)["event_ids"][0]
+            expect(page.locator(f'[id="{shown}"]')).to_be_visible(timeout=5000)
+
+            # The server goes away; an event is stored while no server runs, then it comes back.
+            port = server.port
+            stop_daphne(server)
+            manage(env, "shell", "-c",
+                   "from mobkit_console.timeline.ingest import IncomingEvent; "
+                   "from mobkit_console.timeline.services import events_store; "
+                   "events_store(events=[IncomingEvent(None, 'identity:luka', 'memory.harvest.completed', "
+                   "1700000000000, {'realm': 'default', 'promoted': 2}, None)])")
+            server = start_daphne(env, port)
+
+            missed = f"console-evt-{int(shown.removeprefix('console-evt-')) + 1}"
+            expect(page.locator(f'[id="{missed}"]')).to_be_visible(timeout=15000)
+            expect(page.locator("#timeline-events > li")).to_have_count(2)
+            assert any(f"after={shown}" in url for url in sockets[1:]), sockets
+            browser.close()
+    finally:
+        stop_daphne(server)

@@ -228,3 +228,11 @@ async def test_socket_closed_and_reopened_does_not_leak_group_membership(ingest_
     await asyncio.sleep(0)
     status, _ = await ingest(envelope())
     assert status == 201  # a departed socket does not break fan-out for the rest
+
+
+async def test_start_of_log_cursor_replays_everything_the_log_holds(ingest_token):
+    _, body = await ingest([envelope(run_id="dream-1"), envelope(run_id="dream-2")])
+
+    socket = await open_socket(EVENTS_PATH, token=await token_for("admin@example.test"), query="after=console-evt-0")
+    assert [f["event"]["event_id"] for f in await receive_events(socket)] == body["event_ids"]
+    await socket.disconnect()
