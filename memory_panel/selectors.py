@@ -155,7 +155,8 @@ def _visible_rows(
         if hide_quarantined:
             queryset = queryset.exclude(status_kind="quarantined")
         next_chunk = partial(_direct_chunk, queryset.exclude(scope_kind__in=hidden_kinds), realm)
-    batch = max(want, FILL_BATCH_MIN) if access.enforced else want
+    # Hidden rows make a direct read overshoot; index chunks already hold only readable scopes.
+    batch = max(want, FILL_BATCH_MIN) if access.enforced and index is None else want
     visible: list[MemoryRecord] = []
     position = cursor
     while len(visible) < want:
@@ -197,14 +198,17 @@ def _index_chunk(
     ids: list[str] = []
     position = after
     batch = size
-    while len(ids) < size:
+    while True:
         entries = index.page_entries(query, (position.updated_at_ms, position.memory_id) if position else None, batch)
-        ids += [memory_id for _, memory_id, scope_kind, scope_key in entries if scope_ok(scope_kind, scope_key)]
-        position = Cursor(*entries[-1][:2]) if len(entries) == batch else None
-        if position is None:
-            break
+        for updated_at_ms, memory_id, scope_kind, scope_key in entries:
+            if scope_ok(scope_kind, scope_key):
+                ids.append(memory_id)
+                if len(ids) == size:  # stop at this entry: the next chunk starts right after it
+                    return _records_by_id(alias, realm, ids), Cursor(updated_at_ms, memory_id)
+        if len(entries) < batch:
+            return _records_by_id(alias, realm, ids), None
+        position = Cursor(*entries[-1][:2])
         batch = min(batch * 2, INDEX_BATCH_MAX)
-    return _records_by_id(alias, realm, ids), position
 
 
 def _scope_check(access: Access) -> Callable[[str, str], bool]:
@@ -215,8 +219,22 @@ def _scope_check(access: Access) -> Callable[[str, str], bool]:
 
 
 def _records_by_id(alias: str, realm: str, ids: list[str]) -> list[MemoryRecord]:
-    """List rows for ``ids``, in that order (ids the realm no longer holds are skipped)."""
-    rows = {row["memory_id"]: row for row in _list_rows(alias, realm).filter(memory_id__in=ids)}
+    """List rows for ``ids``, in that order (ids the realm no longer holds are skipped).
+
+    Every page served from the index comes through here, so it is one plain statement on the
+    alias's connection (same columns as ``_list_rows``): building the queryset cost more than
+    running the primary-key lookups it makes.
+    """
+    if not ids:
+        return []
+    columns = (*_record_columns(realm, LIST_COLUMNS), "body_bytes")
+    sql = (
+        f"SELECT {', '.join(columns[:-1])}, LENGTH(CAST(body AS BLOB)) FROM records"
+        f" WHERE memory_id IN ({', '.join(['%s'] * len(ids))})"
+    )
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, ids)
+        rows = {row[0]: dict(zip(columns, row)) for row in cursor.fetchall()}
     return [decode_record(realm, rows[memory_id]) for memory_id in ids if memory_id in rows]
 
 

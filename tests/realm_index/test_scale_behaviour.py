@@ -10,13 +10,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from django.db import close_old_connections
 
 from memory_panel import realm_index as index_module
+from memory_panel import selectors
 from memory_panel.realm_index import build, realm_index
 from memory_panel.realms import forget_realm_connections
 from memory_panel.selectors import RecordFilter, record_list
 from memory_panel.store_writer import identity_scope, mob_scope
-from mobkit_console.access.caller import Access
+from mobkit_console.access.caller import Access, access_for_subject
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +98,59 @@ def test_a_backlog_past_the_inline_limit_reads_directly_until_rebuilt(realm_writ
     build("default")
     assert realm_index("default") is not None
     assert _titles() == expected
+
+
+SCOPED_READER = """
+enabled = true
+admins = ["root@example.com"]
+
+[[rules]]
+id = "one-agent-reader"
+subjects = ["reader@example.com"]
+actions = ["agent.view", "agent.memory.read"]
+agents = ["identity:luka"]
+"""
+
+
+def test_a_reader_granted_one_agent_pages_through_the_index_as_through_the_file(
+    realm_writer, settings, tmp_path, monkeypatch
+):
+    access_file = tmp_path / "access.toml"
+    access_file.write_text(SCOPED_READER, encoding="utf-8")
+    settings.MOBKIT_ACCESS_CONFIG = access_file
+    reader = access_for_subject("reader@example.com")
+    writer = realm_writer("default")
+    scopes = [identity_scope("default", f"identity:{name}") for name in ("luka", "ana", "router", "mira")]
+    scopes.append(mob_scope("default", "ops"))
+    for n in range(400):  # one luka row in five, so an index chunk holds few readable entries
+        realm_writer.clock.advance(n % 3)  # some ties in updated_at_ms
+        writer.remember(scopes[n % 5], f"Note {n}", f"body {n}")
+
+    def walk(limit: int) -> list[tuple[int, str]]:
+        seen, cursor = [], None
+        while True:
+            page = record_list(access=reader, realm="default", filters=RecordFilter(), limit=limit, cursor=cursor)
+            assert all(record.scope_key == "identity:luka" for record in page.records)
+            seen += [(record.updated_at_ms, record.id) for record in page.records]
+            if page.next_cursor is None:
+                return seen
+            cursor = page.next_cursor
+
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 10**9
+    direct = {limit: walk(limit) for limit in (1, 7, 50)}
+    assert len(direct[50]) == 80
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
+    monkeypatch.setattr(selectors, "INDEX_BATCH_MAX", 8)  # chunks that double, then stop growing
+    build("default")
+    assert realm_index("default") is not None
+    for limit, expected in direct.items():
+        assert walk(limit) == expected, limit
+
+
+def test_many_requests_on_one_thread_keep_reading_the_realm(realm_writer):
+    """Each request reconnects (CONN_MAX_AGE 0); the time limit must not nest once per request."""
+    writer = realm_writer("default")
+    writer.remember(identity_scope("default", "identity:luka"), "Still readable", "body")
+    for _ in range(1200):  # more than Python's recursion limit of nested wrappers
+        assert _titles() == ["Still readable"]
+        close_old_connections()
