@@ -477,7 +477,7 @@ def profile(console: Console, cases: list[Case]) -> None:
             console.rpc(case.signed_in_as, "mobkit/memory/panel/records", params)
         profiler.disable()
         print(f"\n=== {case.label}: 200 calls")
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(50)
 
 
 if __name__ == "__main__":
