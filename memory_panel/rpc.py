@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_panel import selectors
@@ -21,6 +23,7 @@ from memory_panel.wire import (
     parse_scope,
     parse_status,
     param_str,
+    record_filter,
     record_json,
 )
 from mobkit_console.rpc.errors import invalid_params
@@ -56,18 +59,6 @@ def records(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     }
 
 
-def record_filter(params: dict[str, Any]) -> selectors.RecordFilter:
-    """spec §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
-    scope = parse_scope(params.get("scope"))
-    status = parse_status(params.get("status"))
-    identity = param_str(params, "identity")
-    scope_key = param_str(params, "scope_key")
-    if identity is not None:
-        scope = scope or "identity"
-        scope_key = scope_key if scope_key is not None else identity
-    return selectors.RecordFilter(scope_kind=scope, scope_key=scope_key, status=status)
-
-
 @rpc_method(PANEL + "record")
 def record(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     memory_id = param_str(params, "memory_id")
@@ -96,14 +87,6 @@ def quarantine(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     }
 
 
-@rpc_method(PANEL + "dreams", advertised=can_read_realm_history)
-def dreams(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    runs, realms = selectors.dream_history(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"runs": [asdict(run) for run in runs], "realms": realms}
-
-
 @rpc_method(PANEL + "overview", advertised=can_read_realm_history)
 def overview(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     scopes, realms = selectors.scope_holdings(access=access, realm=parse_realm(params.get("realm")))
@@ -114,41 +97,20 @@ def overview(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     }
 
 
-@rpc_method(PANEL + "proposals", advertised=can_read_realm_history)
-def proposals(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    rows, realms = selectors.pending_proposals(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"proposals": [asdict(row) for row in rows], "realms": realms}
+def _realm_list_method(
+    name: str, selector: Callable[..., tuple[list, list[str]]], key: str, row_json: Callable[[Any], dict] = asdict
+) -> None:
+    """Register a realm-wide list: unscoped agent.memory.read, ``realm?`` and ``limit`` 20/100 (§1.3)."""
+
+    @rpc_method(PANEL + name, advertised=can_read_realm_history)
+    def method(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
+        rows, realms = selector(access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params))
+        return {key: [row_json(row) for row in rows], "realms": realms}
 
 
-@rpc_method(PANEL + "injections", advertised=can_read_realm_history)
-def injections(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    rows, realms = selectors.injection_log(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"injections": [injection_json(row, with_realm=True) for row in rows], "realms": realms}
-
-
-@rpc_method(PANEL + "harvests", advertised=can_read_realm_history)
-def harvests(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    rows, realms = selectors.pending_harvests(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"harvests": [asdict(row) for row in rows], "realms": realms}
-
-
-@rpc_method(PANEL + "dream_runs", advertised=can_read_realm_history)
-def dream_runs(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    rows, realms = selectors.dream_runs(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"runs": [asdict(row) for row in rows], "realms": realms}
-
-
-@rpc_method(PANEL + "audit_verdicts", advertised=can_read_realm_history)
-def audit_verdicts(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
-    rows, realms = selectors.open_audit_verdicts(
-        access=access, realm=parse_realm(params.get("realm")), limit=_list_limit(params)
-    )
-    return {"verdicts": [asdict(row) for row in rows], "realms": realms}
+_realm_list_method("dreams", selectors.dream_history, "runs")
+_realm_list_method("proposals", selectors.pending_proposals, "proposals")
+_realm_list_method("injections", selectors.injection_log, "injections", partial(injection_json, with_realm=True))
+_realm_list_method("harvests", selectors.pending_harvests, "harvests")
+_realm_list_method("dream_runs", selectors.dream_runs, "runs")
+_realm_list_method("audit_verdicts", selectors.open_audit_verdicts, "verdicts")

@@ -48,6 +48,7 @@ from memory_panel.wire import (
     FLOOR_RECORDS,
     INJECTIONS_PER_RECORD,
     Cursor,
+    RecordFilter,
     unknown_record,
 )
 from mobkit_console.rpc.errors import access_denied
@@ -66,17 +67,6 @@ INDEX_BATCH_MAX = 4096
 
 # ---------------------------------------------------------------------------------------------
 # Records
-
-
-@dataclass(frozen=True)
-class RecordFilter:
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status: str | None = None
-    # Console additions (MobKit filters kind and trust client-side): the HTML Records page passes
-    # them so keyset pages stay full; the RPC never sets them, keeping MobKit's params exact.
-    kind: str | None = None
-    trust: str | None = None
 
 
 @dataclass(frozen=True)

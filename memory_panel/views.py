@@ -23,7 +23,6 @@ from django.views.decorators.vary import vary_on_headers
 from memory_panel import selectors
 from memory_panel.realms import realm_names
 from memory_panel.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
-from memory_panel.rpc import record_filter
 from memory_panel.visibility import can_review_quarantine, scope_visible
 from memory_panel.wire import (
     LISTS_DEFAULT_LIMIT,
@@ -35,6 +34,7 @@ from memory_panel.wire import (
     parse_limit,
     parse_realm,
     parse_trust,
+    record_filter,
     record_json,
 )
 from mobkit_console.access.caller import Access, access_for_user

@@ -27,6 +27,19 @@ FLOOR_RECORDS = 4000
 FLOOR_BYTES = 33_554_432
 
 
+@dataclass(frozen=True)
+class RecordFilter:
+    """The records filters: MobKit's scope, scope_key and status, plus the console's kind and trust."""
+
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    status: str | None = None
+    # Console additions (MobKit filters kind and trust client-side): the HTML Records page passes
+    # them so keyset pages stay full; the RPC never sets them, keeping MobKit's params exact.
+    kind: str | None = None
+    trust: str | None = None
+
+
 @dataclass(frozen=True, order=True)
 class Cursor:
     """A keyset position: the (updated_at_ms, memory_id) of the last row shown."""
@@ -164,3 +177,15 @@ def injection_json(row: InjectionRow, *, with_realm: bool) -> dict[str, Any]:
         out["session_key"] = row.session_key
     out.update(surface=row.surface, at_ms=row.at_ms)
     return out
+
+
+def record_filter(params: dict[str, Any]) -> RecordFilter:
+    """spec §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
+    scope = parse_scope(params.get("scope"))
+    status = parse_status(params.get("status"))
+    identity = param_str(params, "identity")
+    scope_key = param_str(params, "scope_key")
+    if identity is not None:
+        scope = scope or "identity"
+        scope_key = scope_key if scope_key is not None else identity
+    return RecordFilter(scope_kind=scope, scope_key=scope_key, status=status)

@@ -10,7 +10,8 @@ from memory_panel.realms import forget_realm_connections
 
 from memory_panel import realm_index as index_module
 from memory_panel.realm_index import build, realm_index
-from memory_panel.selectors import RecordFilter, quarantine_queue, record_list, scope_holdings, supersede_chain
+from memory_panel.wire import RecordFilter
+from memory_panel.selectors import quarantine_queue, record_list, scope_holdings, supersede_chain
 from memory_panel.store_writer import (
     agent,
     identity_scope,

@@ -16,7 +16,8 @@ from memory_panel import realm_index as index_module
 from memory_panel import selectors
 from memory_panel.realm_index import build, realm_index
 from memory_panel.realms import forget_realm_connections
-from memory_panel.selectors import RecordFilter, record_list
+from memory_panel.selectors import record_list
+from memory_panel.wire import RecordFilter
 from memory_panel.store_writer import identity_scope, mob_scope
 from mobkit_console.access.caller import Access, access_for_subject
 
