@@ -225,3 +225,25 @@ def test_an_expired_lease_passes_to_the_standby(db):
     assert lease_acquire(holder="host-a:1", ttl_ms=-1)  # already expired: the holder went silent
     assert lease_acquire(holder="host-b:2", ttl_ms=60_000)
     assert not lease_acquire(holder="host-a:1", ttl_ms=60_000)
+
+
+def test_watch_realms_command_stands_by_while_another_holds_the_lease(db, agent_memory_dir: Path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    writer = StoreWriter.create(REALM, root=agent_memory_dir)
+    assert lease_acquire(holder="other-host:1", ttl_ms=60_000)
+    err = StringIO()
+
+    call_command("watch_realms", "--once", stdout=StringIO(), stderr=err)
+
+    assert "another watcher holds the lease (other-host:1); standing by" in err.getvalue()
+    assert not RealmWatermark.objects.exists()  # it read nothing
+
+    lease_release(holder="other-host:1")
+    out = StringIO()
+    call_command("watch_realms", "--once", stdout=out, stderr=StringIO())
+    assert "watching realms as" in out.getvalue()
+    assert RealmWatermark.objects.get(realm=REALM).last_audit_id == 0
+    writer.close()
