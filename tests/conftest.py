@@ -14,10 +14,19 @@ pytest_plugins = ["tests.fixtures_store"]
 
 
 def pytest_sessionstart(session) -> None:
-    # Pages render {% static %} through the manifest storage production uses, so collect first.
     from django.core.management import call_command
+    from django.test.utils import override_settings
 
+    # Servers the suite starts as subprocesses (daphne) run the production settings, whose
+    # manifest storage needs collected files; pages rendered in this process keep plain names,
+    # because the live_server fixture serves /static/ from the finders, which know no hashes.
     call_command("collectstatic", interactive=False, verbosity=0)
+    override_settings(
+        STORAGES={
+            "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+            "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+        }
+    ).enable()
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ from channels.testing import WebsocketCommunicator
 
 from mobkit_console.asgi import application
 from mobkit_console.timeline.consumers import EventStreamConsumer
+from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
 
 from .conftest import envelope, ingest, open_socket, receive_events, token_for
@@ -149,7 +150,9 @@ async def test_replay_skips_events_the_caller_may_not_see(ingest_token, access_t
 async def test_replay_unavailable_when_the_log_does_not_hold_the_cursor(ingest_token, settings, requested):
     settings.MOBKIT_TIMELINE_MAX_EVENTS = 2
     _, body = await ingest([envelope(run_id=f"dream-{n}") for n in range(5)])
-    assert await database_sync_to_async(events_prune)() == 3
+    await database_sync_to_async(events_prune)()  # ingest may already have pruned: it does when due
+    kept = await database_sync_to_async(lambda: list(TimelineEvent.objects.values_list("seq", flat=True)))()
+    assert len(kept) == 2
     requested = body["event_ids"][0] if requested == "pruned" else requested
     latest = body["event_ids"][-1]
 
