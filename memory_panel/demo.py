@@ -36,11 +36,11 @@ from memory_panel.store_writer import (
     set_rank_op,
     tombstone_op,
     verification_claim,
+    wall_clock_ms,
 )
 
 DEFAULT_REALM = "default"
 SECOND_REALM = "team:blue"
-# The story starts 30 days before the newest write, so dream runs and ages look lived-in.
 DAY_MS = 86_400_000
 IDENTITIES = ("identity:luka", "identity:ana", "identity:router", "identity:mira", "identity:tomas")
 MOB = "ops"
@@ -73,7 +73,8 @@ def seed_demo(*, root: Path, realm: str = DEFAULT_REALM, records: int = 0,
     if existing and not force:
         raise FileExistsError(f"realm file already exists: {', '.join(existing)} (use --force)")
     summary = DemoSummary()
-    clock = ManualClock(start_ms if start_ms is not None else 1_767_225_600_000 - 30 * DAY_MS)
+    # The story spans the last month, so ages in the panel read like a live deployment's.
+    clock = ManualClock(start_ms if start_ms is not None else wall_clock_ms() - 30 * DAY_MS)
     with StoreWriter.create(realm, root=root, clock=clock, overwrite=force) as writer:
         story_ids = _write_story(writer, clock)
         summary.ids.update(story_ids)
