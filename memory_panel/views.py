@@ -38,6 +38,7 @@ from memory_panel.wire import (
     record_json,
 )
 from mobkit_console.access.caller import Access, access_for_user
+from mobkit_console.pages import render_page
 from mobkit_console.rpc.errors import ACCESS_DENIED, INVALID_PARAMS, NOT_FOUND, RpcError
 
 # The Records filter state the URL carries; names match the RPC params (CONTRACT "HTTP routes").
@@ -80,14 +81,9 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return login_required(require_safe(vary_on_headers("HX-Request")(wrapper)))
 
 
-def _partial(request: HttpRequest) -> bool:
-    # django-htmx: a history restore must get the whole page, since it replaces the body.
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
 def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
     context.setdefault("realm_choices", realm_names())
-    return render(request, fragment if _partial(request) else full, context)
+    return render_page(request, full, fragment, context)
 
 
 def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:

@@ -21,17 +21,10 @@ from memory_panel.legacy_markdown import legacy_markdown_files
 from memory_panel.realms import realm_names
 from memory_panel.recall import parse_recall_request, recall_preview
 from mobkit_console.access.caller import access_for_user
+from mobkit_console.pages import render_page
 from mobkit_console.rpc.errors import ACCESS_DENIED, RpcError
 
 LEDGER_FILTERS = ("entity", "topic", "store", "query")
-
-
-def _render(
-    request: HttpRequest, page: str, fragment: str, context: dict, *, status: int = 200
-) -> HttpResponse:
-    # CONTRACT: an HX-Request gets the fragment alone; a history restore needs the whole page.
-    partial = request.htmx and not request.htmx.history_restore_request
-    return render(request, fragment if partial else page, context, status=status)
 
 
 def _error_status(error: RpcError) -> int:
@@ -59,7 +52,7 @@ def ledger_page(request: HttpRequest) -> HttpResponse:
     except RpcError as error:
         context["error"] = error.message
         status = _error_status(error)
-    return _render(request, "memory/ledger.html", "memory/_ledger_results.html", context, status=status)
+    return render_page(request, "memory/ledger.html", "memory/_ledger_results.html", context, status=status)
 
 
 @login_required
@@ -89,10 +82,10 @@ def recall_page(request: HttpRequest) -> HttpResponse:
         except RpcError as error:
             context["error"] = error.message
             status = _error_status(error)
-    return _render(request, "memory/recall.html", "memory/_recall_result.html", context, status=status)
+    return render_page(request, "memory/recall.html", "memory/_recall_result.html", context, status=status)
 
 
 @login_required
 def legacy_page(request: HttpRequest) -> HttpResponse:
     files = legacy_markdown_files(access=access_for_user(request.user))
-    return _render(request, "memory/legacy.html", "memory/_legacy_files.html", {"files": files})
+    return render_page(request, "memory/legacy.html", "memory/_legacy_files.html", {"files": files})

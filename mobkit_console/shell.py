@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from memory_panel.realms import agent_memory_root
 from memory_panel.selectors_realms import realm_summaries
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from mobkit_console.access.caller import Access, access_for_user, subject_for_user
+from mobkit_console.pages import render_page
 
 # Tab name -> the path it opens; Holdings matches exactly because every memory page sits below it.
 _TAB_PREFIXES = (
@@ -51,7 +51,4 @@ def _active_tab(path: str) -> str:
 @login_required
 def console_shell(request: HttpRequest) -> HttpResponse:
     context = {"realms": realm_summaries(), "agent_memory_root": agent_memory_root()}
-    # CONTRACT: an HX-Request gets the fragment alone, a history restore the whole page.
-    partial = request.htmx and not request.htmx.history_restore_request
-    template = "console/_realms.html" if partial else "console/shell.html"
-    return render(request, template, context)
+    return render_page(request, "console/shell.html", "console/_realms.html", context)

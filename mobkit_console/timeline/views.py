@@ -10,11 +10,11 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from mobkit_console.access.caller import access_for_user
+from mobkit_console.pages import render_page
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
@@ -89,5 +89,4 @@ def timeline_page(request: HttpRequest) -> HttpResponse:
         "socket_url": f"/ws/console/timeline/?{urlencode(query)}",
         "memory_nav": memory_nav(access),
     }
-    partial = request.htmx and not request.htmx.history_restore_request
-    return render(request, "timeline/_events.html" if partial else "timeline/page.html", context)
+    return render_page(request, "timeline/page.html", "timeline/_events.html", context)
