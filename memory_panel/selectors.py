@@ -139,7 +139,9 @@ def _visible_rows(
         query = IndexQuery(
             **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
         )
-        next_chunk = partial(_index_chunk, index, alias, realm, query, _scope_check(access))
+        scope_ok = _scope_check(access)
+        scopes = _few_readable_scopes(index, query, scope_ok)
+        next_chunk = partial(_index_chunk, index, alias, realm, query, scopes, scope_ok)
     else:
         queryset = _list_rows(alias, realm).filter(**_equality_filters(filters))
         if hide_quarantined:
@@ -174,6 +176,7 @@ def _index_chunk(
     alias: str,
     realm: str,
     query: IndexQuery,
+    scopes: list[tuple[str, str]] | None,
     scope_ok: Callable[[str, str], bool],
     after: Cursor | None,
     size: int,
@@ -189,7 +192,11 @@ def _index_chunk(
     position = after
     batch = size
     while True:
-        entries = index.page_entries(query, (position.updated_at_ms, position.memory_id) if position else None, batch)
+        key = (position.updated_at_ms, position.memory_id) if position else None
+        if scopes is not None:
+            entries = index.page_entries_in_scopes(query, scopes, key, batch)
+        else:
+            entries = index.page_entries(query, key, batch)
         for updated_at_ms, memory_id, scope_kind, scope_key in entries:
             if scope_ok(scope_kind, scope_key):
                 ids.append(memory_id)
@@ -199,6 +206,25 @@ def _index_chunk(
             return _records_by_id(alias, realm, ids), None
         position = Cursor(*entries[-1][:2])
         batch = min(batch * 2, INDEX_BATCH_MAX)
+
+
+# Up to this many readable scopes, a page seeks each scope's run of the index and merges them.
+FEW_SCOPES = 64
+
+
+def _few_readable_scopes(
+    index: RealmIndex, query: IndexQuery, scope_ok: Callable[[str, str], bool]
+) -> list[tuple[str, str]] | None:
+    """The scopes to seek one by one when the caller may read only a few of several; else None."""
+    if query.scope_kind is not None and query.scope_key is not None:
+        return None  # already one scope
+    candidates = [
+        (kind, key)
+        for kind, key in index.scopes()
+        if query.scope_kind in (None, kind) and kind not in query.hidden_scope_kinds
+    ]
+    readable = [scope for scope in candidates if scope_ok(*scope)]
+    return readable if len(readable) < len(candidates) and len(readable) <= FEW_SCOPES else None
 
 
 def _scope_check(access: Access) -> Callable[[str, str], bool]:

@@ -19,7 +19,7 @@ from memory_panel.store_writer import (
     operator_scope,
     realm_scope,
 )
-from mobkit_console.access.caller import Access
+from mobkit_console.access.caller import Access, access_for_subject
 
 pytestmark = pytest.mark.django_db
 
@@ -163,3 +163,43 @@ def test_a_replaced_realm_file_is_never_served_from_the_old_index(realm_writer, 
     forget_realm_connections()  # a new request: realm connections do not outlive one
     titles = [r.title for r in record_list(access=OPEN, realm="default", filters=RecordFilter(), limit=50, cursor=None).records]
     assert titles == ["Restored record"]
+
+
+PARTIAL_READER = """
+enabled = true
+admins = ["root@example.test"]
+
+[[rules]]
+id = "two-agents-and-mobs"
+subjects = ["reader@example.test"]
+actions = ["agent.view", "agent.memory.read", "mob.memory.read"]
+agents = ["identity:luka", "identity:router"]
+
+[[rules]]
+id = "mobs"
+subjects = ["reader@example.test"]
+actions = ["mob.memory.read"]
+"""
+
+
+@pytest.mark.parametrize("limit", [1, 7, 50])
+def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(realm_writer, settings, tmp_path, limit):
+    writer = realm_writer("default")
+    _random_history(writer, random.Random(5), 160)
+    (tmp_path / "access.toml").write_text(PARTIAL_READER)
+    settings.MOBKIT_ACCESS_CONFIG = tmp_path / "access.toml"
+    reader = access_for_subject("reader@example.test")
+    direct = _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader)
+    assert direct and {key for _, key in _scopes_of(writer, direct)} <= {"identity:luka", "identity:router", "ops"}
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
+    settings.MOBKIT_REALM_INDEX_BACKGROUND = False
+    build("default")
+    assert _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader) == direct
+
+
+def _scopes_of(writer, keys: list[tuple[int, str]]) -> set[tuple[str, str]]:
+    rows = writer.conn.execute(
+        f"SELECT scope_kind, scope_key FROM records WHERE memory_id IN ({', '.join('?' * len(keys))})",
+        [memory_id for _, memory_id in keys],
+    )
+    return set(rows)
