@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from inspect import getclosurevars
 from pathlib import Path
 
 import pytest
@@ -29,23 +28,30 @@ def pytest_sessionstart(session) -> None:
     ).enable()
 
 
-@pytest.fixture(autouse=True)
-def _isolated_realm_connections(monkeypatch):
-    # Realm aliases are registered lazily; dropping them after each test keeps Django's per-test
-    # database guards from treating one test's realm as another test's forbidden database.
-    # Within a test, Django's guard refuses any configured alias the test did not declare, and a
-    # realm alias cannot be declared up front (it exists once the test has written the file), so
-    # realm aliases (read-only files under tmp_path) skip that one guard. Its wrapper holds what it
-    # wraps as `real_ensure_connection`; without a django_db test there is no guard to skip.
+def allow_realm_aliases(monkeypatch, django_db_blocker) -> None:
+    """Let realm aliases connect past the test-database guard; every other alias stays guarded.
+
+    The guard refuses any alias a test did not declare, and a realm alias cannot be declared up
+    front: it exists once the test has written its file. Realm aliases open read-only files under
+    tmp_path, so letting them through cannot break the test database's isolation. Call it after
+    the ``db`` / ``transactional_db`` fixture has installed the guard it wraps.
+    """
     guarded = BaseDatabaseWrapper.ensure_connection
-    unguarded = getclosurevars(guarded).nonlocals.get("real_ensure_connection", guarded)
+    real = django_db_blocker._real_ensure_connection
 
     def ensure_connection(self, *args, **kwargs):
         if self.alias.startswith(REALM_ALIAS_PREFIX):
-            return unguarded(self, *args, **kwargs)
+            return real(self, *args, **kwargs)
         return guarded(self, *args, **kwargs)
 
     monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_realm_connections(monkeypatch, django_db_blocker):
+    # Realm aliases are registered lazily; dropping them after each test keeps one test's realm
+    # from becoming another test's undeclared database.
+    allow_realm_aliases(monkeypatch, django_db_blocker)
     yield
     forget_realm_connections()
 

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
-from django.db.backends.base.base import BaseDatabaseWrapper
 
-from memory_panel.realms import REALM_ALIAS_PREFIX
+from tests.conftest import allow_realm_aliases
 from tests.views.postures import write_posture
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -37,15 +36,7 @@ if TYPE_CHECKING:
 @pytest.fixture
 def live_realm_aliases(transactional_db, monkeypatch, django_db_blocker) -> None:
     """Let the live server's threads open the read-only realm aliases (see tests/views/conftest.py)."""
-    guarded = BaseDatabaseWrapper.ensure_connection
-    real = django_db_blocker._real_ensure_connection
-
-    def ensure_connection(self, *args, **kwargs):
-        if self.alias.startswith(REALM_ALIAS_PREFIX):
-            return real(self, *args, **kwargs)
-        return guarded(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
+    allow_realm_aliases(monkeypatch, django_db_blocker)
 
 
 @pytest.fixture

@@ -7,31 +7,16 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test import Client
 
-from memory_panel.realms import REALM_ALIAS_PREFIX
-
+from tests.conftest import allow_realm_aliases
 from tests.views.postures import write_posture
 
 
 @pytest.fixture
 def realm_aliases_allowed(db, monkeypatch, django_db_blocker) -> None:
-    """Let the read-only realm aliases connect inside a django_db test.
-
-    Django's per-test guard (installed by ``db``, so this must run after it) refuses aliases the
-    test did not declare, and realm aliases appear lazily, one per file. They open ``mode=ro``, so
-    letting them through cannot break the test database's isolation.
-    """
-    guarded = BaseDatabaseWrapper.ensure_connection
-    real = django_db_blocker._real_ensure_connection
-
-    def ensure_connection(self, *args, **kwargs):
-        if self.alias.startswith(REALM_ALIAS_PREFIX):
-            return real(self, *args, **kwargs)
-        return guarded(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
+    """Realm aliases past the guard ``db`` installs (so this fixture must come after ``db``)."""
+    allow_realm_aliases(monkeypatch, django_db_blocker)
 
 
 @pytest.fixture
