@@ -15,13 +15,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from memory_panel import selectors
-from memory_panel.realms import realm_names
+from memory_panel.realms import realm_names, store_error_message
 from memory_panel.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 from memory_panel.visibility import can_review_quarantine, scope_visible
 from memory_panel.wire import (
@@ -39,11 +40,11 @@ from memory_panel.wire import (
 )
 from mobkit_console.access.caller import Access, access_for_user
 from mobkit_console.pages import render_page
-from mobkit_console.rpc.errors import ACCESS_DENIED, INVALID_PARAMS, NOT_FOUND, RpcError
+from mobkit_console.rpc.errors import ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, NOT_FOUND, RpcError
 
 # The Records filter state the URL carries; names match the RPC params (CONTRACT "HTTP routes").
 RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
-_ERROR_STATUS = {INVALID_PARAMS: 400, NOT_FOUND: 404, ACCESS_DENIED: 403}
+_ERROR_STATUS = {INVALID_PARAMS: 400, NOT_FOUND: 404, ACCESS_DENIED: 403, INTERNAL_ERROR: 503}
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,10 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            return view(request, access_for_user(request.user), *args, **kwargs)
+            try:
+                return view(request, access_for_user(request.user), *args, **kwargs)
+            except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
+                raise RpcError(INTERNAL_ERROR, store_error_message(failure)) from failure
         except RpcError as error:
             return render(
                 request,

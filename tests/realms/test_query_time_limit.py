@@ -51,3 +51,12 @@ def test_the_rpc_reports_the_time_limit_clearly(busy_realm, settings):
             "data": None,
         },
     }
+
+
+def test_the_records_page_reports_the_time_limit_instead_of_failing(busy_realm, settings):
+    settings.MOBKIT_REALM_QUERY_TIMEOUT_MS = 0
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("ops", "ops@example.test", "pw"))
+    response = client.get("/console/memory/records/", {"realm": "default"})
+    assert response.status_code == 503
+    assert b"ran past the 0 ms time limit" in response.content
