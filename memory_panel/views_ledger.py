@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -18,7 +19,7 @@ from memory_panel.ledger import (
     parse_ledger_filters,
 )
 from memory_panel.legacy_markdown import legacy_markdown_files
-from memory_panel.realms import realm_names
+from memory_panel.realms import realm_names, store_error_message
 from memory_panel.recall import parse_recall_request, recall_preview
 from mobkit_console.access.caller import access_for_user
 from mobkit_console.pages import render_page
@@ -82,6 +83,9 @@ def recall_page(request: HttpRequest) -> HttpResponse:
         except RpcError as error:
             context["error"] = error.message
             status = _error_status(error)
+        except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
+            context["error"] = store_error_message(failure)
+            status = 503
     return render_page(request, "memory/recall.html", "memory/_recall_result.html", context, status=status)
 
 
