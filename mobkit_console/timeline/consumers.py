@@ -42,6 +42,10 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         self.subject = subject_for_user(user)
         self._access = access_for_subject(self.subject)
         self._access_at = time.monotonic()
+        # Decisions of visible_to under self._access, by (identity, scope_kind, scope_key): a
+        # stream carries few distinct keys, and evaluating the rules per frame was per-socket work.
+        # Dropped whenever the Access is re-read, so a revocation still lands within a second.
+        self._visible: dict[tuple[str, str | None, str | None], bool] = {}
         # Live events at or below this were sent by the replay. Nothing else is skipped: two
         # processes may store 11 and 10 and send them in that order, and both must arrive.
         self.replayed_upto = 0
@@ -76,17 +80,26 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
     async def timeline_event(self, message: dict[str, Any]) -> None:
         if message["seq"] <= self.replayed_upto:
             return
-        if self.filters.matches(event_type=message["event_type"], identity=message["identity"]) and visible_to(
-            self.access(), identity=message["identity"], scope_kind=message["scope_kind"],
-            scope_key=message["scope_key"],
+        if self.filters.matches(event_type=message["event_type"], identity=message["identity"]) and self._may_see(
+            message["identity"], message["scope_kind"], message["scope_key"],
         ):
             await self.send_frame(message["frame"])
+
+    def _may_see(self, identity: str, scope_kind: str | None, scope_key: str | None) -> bool:
+        access = self.access()
+        key = (identity, scope_kind, scope_key)
+        visible = self._visible.get(key)
+        if visible is None:
+            visible = self._visible[key] = visible_to(
+                access, identity=identity, scope_kind=scope_kind, scope_key=scope_key)
+        return visible
 
     def access(self) -> Access:
         now = time.monotonic()
         if now - self._access_at >= ACCESS_REFRESH_S:
             self._access = access_for_subject(self.subject)
             self._access_at = now
+            self._visible.clear()
         return self._access
 
     async def _replay(self, after: str) -> None:
