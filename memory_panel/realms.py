@@ -19,6 +19,8 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
+from mobkit_console.rpc.errors import INVALID_PARAMS, RpcError
+
 REALM_SUFFIX = ".sqlite3"
 REALM_ALIAS_PREFIX = "realm:"
 # The runtime may hold a write transaction; a read waits this long before reporting the realm busy.
@@ -42,11 +44,11 @@ _SAFE_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _HEX = "0123456789abcdefABCDEF"
 
 
-class UnknownRealm(LookupError):
-    """A realm name that has no file in the agent-memory directory."""
+class UnknownRealm(RpcError):
+    """A realm name that has no file in the agent-memory directory (asked for, or gone meanwhile)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"unknown realm '{name}'")
+        super().__init__(INVALID_PARAMS, f"Invalid params: unknown realm '{name}'")
         self.name = name
 
 

@@ -118,10 +118,10 @@ def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
         status_detail=row.get("status_detail"),
         supersedes=row.get("supersedes"),
         derived_from=derived,
-        working_set_rank=row.get("working_set_rank"),
+        working_set_rank=_int_column(row, "working_set_rank", bad, default=None),
         content_hash=row.get("content_hash") or "",
-        created_at_ms=int(row["created_at_ms"]),
-        updated_at_ms=int(row["updated_at_ms"]),
+        created_at_ms=_int_column(row, "created_at_ms", bad, default=0),
+        updated_at_ms=_int_column(row, "updated_at_ms", bad, default=0),
         usage=usage,
         ever_quarantined=bool(row.get("ever_quarantined") or 0),
         body_bytes=body_bytes,
@@ -138,6 +138,17 @@ def parse_json_text(text: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _int_column(row: dict[str, Any], column: str, bad, *, default: int | None) -> int | None:
+    # SQLite lets an INTEGER column hold text; a hand edit there must not take the page down.
+    value = row.get(column)
+    if value is None and default is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    bad(column)
+    return default
 
 
 def _json_column(text: Any, expected: type, column: str, bad) -> Any:

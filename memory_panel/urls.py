@@ -5,7 +5,8 @@ from memory_panel import views, views_ledger
 urlpatterns: list = [
     path("memory/", views.holdings, name="memory-holdings"),
     path("memory/records/", views.records, name="memory-records"),
-    path("memory/records/<str:memory_id>/", views.record_detail, name="memory-record"),
+    # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.
+    path("memory/records/<path:memory_id>/", views.record_detail, name="memory-record"),
     path("memory/quarantine/", views.quarantine, name="memory-quarantine"),
     path("memory/dreams/", views.dreams, name="memory-dreams"),
     path("memory/ledger/", views_ledger.ledger_page, name="memory-ledger"),

@@ -242,10 +242,11 @@ def _dream_card(run: selectors.DreamSummary, sheet: selectors.DreamRunRow | None
         return DreamCard(run, sheet, [], [], [], str(detail))
     verdicts = detail.get("verdicts")
     counted = sorted((str(k), v) for k, v in verdicts.items() if v) if isinstance(verdicts, dict) else []
+    phases = detail.get("phases")  # a hand-edited sheet may hold anything here
     return DreamCard(
         run,
         sheet,
-        phases=[p for p in detail.get("phases", []) if isinstance(p, list)],
+        phases=[p for p in phases if isinstance(p, list)] if isinstance(phases, list) else [],
         verdicts=counted,
         skips=list(detail.get("skips", [])) if isinstance(detail.get("skips"), list) else [],
         raw_detail=None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mobkit_console.rpc.errors import NOT_FOUND, RpcError, invalid_params
-from memory_panel.realms import realm_exists
+from memory_panel.realms import UnknownRealm, realm_exists
 from memory_panel.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def parse_realm(raw: Any) -> str | None:
     """An optional realm name, which must have a store file: the console never creates one."""
     name = param_str({"realm": raw}, "realm")
     if name is not None and not realm_exists(name):
-        raise invalid_params(f"unknown realm '{name}'")
+        raise UnknownRealm(name)
     return name
 
 

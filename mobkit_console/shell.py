@@ -50,5 +50,6 @@ def _active_tab(path: str) -> str:
 
 @login_required
 def console_shell(request: HttpRequest) -> HttpResponse:
-    context = {"realms": realm_summaries(), "agent_memory_root": agent_memory_root()}
+    access = access_for_user(request.user)
+    context = {"realms": realm_summaries(access=access), "agent_memory_root": agent_memory_root()}
     return render_page(request, "console/shell.html", "console/_realms.html", context)

@@ -103,6 +103,8 @@ def floor_fraction(row: Any) -> str:
 @register.simple_tag
 def record_url(memory_id: str, realm: str | None = None) -> str:
     """The biography of one record; ``realm`` pins the realm so a duplicate id elsewhere cannot win."""
+    if not memory_id:
+        return reverse("memory-records")  # an empty id names no record; the list is the nearest page
     url = reverse("memory-record", args=[memory_id])
     return f"{url}?{urlencode({'realm': realm})}" if realm else url
 

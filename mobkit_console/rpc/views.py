@@ -85,6 +85,11 @@ def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
         logger.warning("store error in %s: %s", call["method"], error)
         failure = RpcError(INTERNAL_ERROR, store_error_message(error))
         return None if is_notification else _error_body(request_id, failure)
+    except Exception:
+        # A bug must still answer in the JSON-RPC envelope, never with Django's HTML error page.
+        logger.exception("unexpected error in %s", call["method"])
+        failure = RpcError(INTERNAL_ERROR, "Internal error")
+        return None if is_notification else _error_body(request_id, failure)
     if is_notification:
         return None
     return {"jsonrpc": "2.0", "id": request_id, "result": result}

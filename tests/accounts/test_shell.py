@@ -6,6 +6,9 @@ from django.test import Client
 
 from memory_panel import selectors_realms
 from memory_panel.store_writer import StoreWriter, identity_scope
+from mobkit_console.access.caller import Access
+
+OPEN = Access(subject="ops@example.test", groups=frozenset(), enforced=False, is_admin=False)
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +45,7 @@ def test_record_count_is_capped(client, agent_memory_dir, monkeypatch):
     write_realm(agent_memory_dir, "default", records=3)
     write_realm(agent_memory_dir, "small", records=2)
 
-    summaries = {s.name: s for s in selectors_realms.realm_summaries()}
+    summaries = {s.name: s for s in selectors_realms.realm_summaries(access=OPEN)}
     html = client.get("/console/").content.decode()
 
     assert (summaries["default"].record_count, summaries["default"].count_capped) == (2, True)
@@ -115,3 +118,17 @@ def test_memory_tabs_follow_the_callers_access(client, settings, tmp_path):
     assert ">Timeline</a>" in html
     for tab in ("Holdings", "Records", "Quarantine", "Dreams"):
         assert f">{tab}</a>" not in html
+
+
+def test_realm_counts_are_shown_only_to_realm_wide_readers(client, settings, tmp_path, agent_memory_dir):
+    with StoreWriter.create("default", root=agent_memory_dir) as writer:
+        for n in range(3):
+            writer.remember(identity_scope("default", "identity:luka"), f"Fact {n}", "body")
+    assert "<td class=\"num\">3</td>" in client.get("/console/").content.decode()
+
+    config = tmp_path / "access.toml"
+    config.write_text('enabled = true\nadmins = ["root@example.com"]\n')
+    settings.MOBKIT_ACCESS_CONFIG = config
+    html = client.get("/console/").content.decode()
+    assert "default" in html  # the realm is named, its size is not
+    assert "<td class=\"num\">3</td>" not in html
