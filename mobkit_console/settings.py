@@ -132,7 +132,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "mobkit_console.timeline.layers.TimelineInMemoryChannelLayer"}}
 
 # The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
 MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)
