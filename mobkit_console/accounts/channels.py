@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from urllib.parse import ParseResult, parse_qs, urlparse
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
+from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.auth.models import AnonymousUser
 
 from mobkit_console.accounts.tokens import user_for_token
@@ -22,6 +23,13 @@ def token_from_scope(scope: dict) -> str | None:
     return values[0] if values else None
 
 
+def _origin(scope: dict) -> ParseResult | None:
+    for name, value in scope.get("headers", []):
+        if name == b"origin":
+            return urlparse(value.decode("latin-1"))
+    return None
+
+
 class TokenAuthMiddleware:
     """Sets ``scope["user"]``: from the token when one is presented, else from the session cookie.
 
@@ -32,10 +40,16 @@ class TokenAuthMiddleware:
     def __init__(self, inner) -> None:
         self.inner = inner
         self.session_app = AuthMiddlewareStack(inner)
+        # Only Channels' origin check is wanted from it, against DJANGO_ALLOWED_HOSTS.
+        self.origins = AllowedHostsOriginValidator(inner)
 
     async def __call__(self, scope, receive, send):
         raw = token_from_scope(scope)
         if raw is None:
+            # A browser sends the cookie with any page's socket: only a page from an allowed host
+            # may use it (no cross-site WebSocket hijacking); any other caller is anonymous (4401).
+            if not self.origins.valid_origin(_origin(scope)):
+                return await self.inner(dict(scope, user=AnonymousUser()), receive, send)
             return await self.session_app(scope, receive, send)
         user = await database_sync_to_async(user_for_token)(raw)
         return await self.inner(dict(scope, user=user or AnonymousUser()), receive, send)

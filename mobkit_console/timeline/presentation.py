@@ -16,7 +16,6 @@ _SUMMARY_SKIP = frozenset({"detail"})  # a dream's run sheet is too long for one
 def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
     data = envelope.get("data") or {}
     link = record_link(data)
-    stamp = datetime.datetime.fromtimestamp(envelope["timestamp_ms"] / 1000, tz=datetime.UTC)
     return {
         "event_id": envelope["event_id"],
         "dom_id": envelope["event_id"],
@@ -24,11 +23,19 @@ def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
         "short_type": envelope["event_type"].removeprefix("memory."),
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
-        "when": stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "when": _when(envelope["timestamp_ms"]),
         "warning": is_warning(envelope["event_type"], data),
         "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
         "record_url": _record_url(*link) if link else None,
     }
+
+
+def _when(timestamp_ms: int) -> str:
+    try:
+        stamp = datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC)
+    except (OverflowError, ValueError, OSError):  # a pushed timestamp past what a date can hold
+        return f"{timestamp_ms} ms"
+    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _record_url(record_id: str, realm: str) -> str:

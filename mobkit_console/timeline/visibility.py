@@ -1,7 +1,8 @@
 """Who receives which timeline event (spec console-panel-and-access §3.4, issue 5).
 
-An event needs ``agent.view`` on its identity (for ``_system``, an unscoped grant: the resource-less
-check). When its data names a record scope, the caller must also be able to read that scope, so a
+An event needs ``agent.view`` on its identity. ``_system`` is checked as an identity too, so an
+unscoped ``agent.view`` or one with ``agents = ["*"]`` sees it (spec §3.4), while a rule naming other
+agents does not. When its data names a record scope, the caller must also be able to read that scope, so a
 terse event can never reveal that a scope the caller cannot read is being written.
 """
 
@@ -10,8 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory_panel.visibility import scope_visible
-
-from .events import SYSTEM_IDENTITY
 
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
@@ -26,7 +25,7 @@ def event_visible(access: Access, envelope: dict[str, Any]) -> bool:
 def visible_to(access: Access, *, identity: str, scope_kind: Any, scope_key: Any) -> bool:
     if not access.enforced:
         return True
-    if not access.allows("agent.view", None if identity == SYSTEM_IDENTITY else identity):
+    if not access.allows("agent.view", identity):
         return False
     if isinstance(scope_kind, str) and isinstance(scope_key, str):
         return scope_visible(access, scope_kind, scope_key)

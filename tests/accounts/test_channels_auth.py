@@ -55,9 +55,16 @@ async def test_bearer_header_authenticates_websocket():
     assert await who("/ws/console/events/", [(b"authorization", f"Bearer {token}".encode())]) == "watcher@example.com"
 
 
-async def test_session_cookie_authenticates_websocket():
+async def test_session_cookie_authenticates_websocket_from_the_consoles_own_pages():
     cookie = await session_cookie_for("browser-user")
-    assert await who("/ws/console/timeline/", [(b"cookie", cookie)]) == "browser-user"
+    assert await who("/ws/console/timeline/", [(b"cookie", cookie), (b"origin", b"http://127.0.0.1:8000")]) == "browser-user"
+
+
+@pytest.mark.parametrize("origin", [b"https://evil.example", b"http://localhost.evil.example:8000", None])
+async def test_session_cookie_from_another_origin_is_anonymous(origin):
+    cookie = await session_cookie_for("browser-user")
+    headers = [(b"cookie", cookie)] + ([(b"origin", origin)] if origin else [])
+    assert await who("/ws/console/timeline/", headers) is None
 
 
 async def test_bad_token_is_anonymous_even_with_a_session():
