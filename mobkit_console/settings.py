@@ -122,9 +122,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "").strip() or None
 if REDIS_URL:
     # The pub/sub layer, not channels_redis.core: in bench/timeline_fanout.py (100 sockets, two
-    # daphnes, 2-core box) pub/sub delivered every frame at p50 84 ms / p99 401 ms, while core lost
-    # 10.8% with p50 2.3 s once its per-channel queues (capacity 100) filled. The timeline only
-    # broadcasts to a group and needs no per-channel queues, which is what pub/sub leaves out.
+    # daphnes, 2-core box) pub/sub carried 90 events/s at p50 35 ms / p99 99 ms, core 70 events/s at
+    # p50 113 ms / p99 682 ms, neither losing a frame (with slower server code, core lost 10.8% once
+    # its per-channel queues, capacity 100, filled). The timeline only broadcasts to a group and
+    # needs no per-channel queues, which is what pub/sub leaves out.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
