@@ -8,7 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_panel import selectors
-from memory_panel.visibility import REVIEW, can_read_realm_history
+from memory_panel.visibility import can_read_realm_history, can_review_quarantine
 from memory_panel.wire import (
     LISTS_DEFAULT_LIMIT,
     LISTS_MAX_LIMIT,
@@ -20,8 +20,6 @@ from memory_panel.wire import (
     parse_cursor,
     parse_limit,
     parse_realm,
-    parse_scope,
-    parse_status,
     param_str,
     record_filter,
     record_json,
@@ -33,10 +31,6 @@ if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
 
 PANEL = "mobkit/memory/panel/"
-
-
-def _reviewer(access: Access) -> bool:
-    return not access.enforced or access.allows(REVIEW)
 
 
 def _list_limit(params: dict[str, Any]) -> int:
@@ -73,7 +67,7 @@ def record(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     }
 
 
-@rpc_method(PANEL + "quarantine", advertised=_reviewer)
+@rpc_method(PANEL + "quarantine", advertised=can_review_quarantine)
 def quarantine(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     queue = selectors.quarantine_queue(
         access=access,

@@ -46,14 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from memory_panel.realms import REALM_SUFFIX, agent_memory_root, encode_path_segment
+from memory_panel.records import MEMORY_KINDS, SCOPE_KINDS, TRUST_TIERS
 
 SCHEMA_DOMAIN = "mobkit-memory"
 SCHEMA_VERSION = 3
 FORMATS = ("current", "older")
 
-MEMORY_KINDS = ("preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference")
-TRUST_TIERS = ("untrusted", "agent_observed", "agent_verified", "application", "operator")
-SCOPE_KINDS = ("identity", "mob", "operator", "realm")
 LLM_AUTHORS = frozenset({"agent", "steward", "distiller"})
 BATCH_KINDS = ("fresh_write", "review_verdict")
 INJECTION_SURFACES = ("build", "turn")

@@ -277,10 +277,6 @@ def groups_for_subject(config: AccessConfig, subject: str | None) -> frozenset[s
     return frozenset(name for name, group in config.groups.items() if subject in group.members)
 
 
-def principal_for_subject(config: AccessConfig, subject: str | None) -> Principal:
-    return Principal(subject=subject, groups=groups_for_subject(config, subject))
-
-
 def is_admin(config: AccessConfig, subject: str | None) -> bool:
     """Admin standing is an exact, non-blank subject match in `admins` (§2.1)."""
     return subject is not None and bool(subject.strip()) and subject in config.admins

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,19 +60,6 @@ def events_after(*, after_seq: int, limit: int = REPLAY_CHUNK) -> list[dict[str,
     """The next ``limit`` stored envelopes after ``after_seq``, in order, unfiltered."""
     rows = TimelineEvent.objects.filter(seq__gt=after_seq).order_by("seq")[:limit]
     return [row.envelope() for row in rows]
-
-
-def iter_events_after(*, access: Access, after_seq: int, filters: EventFilter) -> Iterator[dict[str, Any]]:
-    """Every envelope after ``after_seq`` the caller may see, in order, read in chunks."""
-    while True:
-        chunk = events_after(after_seq=after_seq)
-        for envelope in chunk:
-            if filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
-                    and event_visible(access, envelope):
-                yield envelope
-        if len(chunk) < REPLAY_CHUNK:
-            return
-        after_seq = parse_event_id(chunk[-1]["event_id"]) or after_seq
 
 
 def recent_events(*, access: Access, filters: EventFilter, limit: int = PAGE_LIMIT) -> list[dict[str, Any]]:
