@@ -6,65 +6,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
 from mobkit_console.access.caller import access_for_subject, access_for_user, access_status, subject_for_user
+from tests.postures import HEADER, POSTURES, REVIEWER, ROOT, SCOUT
 
-ROOT = "root@example.test"
 READER = "reader@example.test"
-REVIEWER = "reviewer@example.test"
 
-HEADER = f"""
-enabled = true
-admins = ["{ROOT}"]
-
-[groups.reviewers]
-description = "Quarantine reviewers"
-members = ["{REVIEWER}"]
-"""
-
-READER_RULES = """
-[[rules]]
-id = "everyone-reads"
-actions = ["agent.view", "mob.observe", "agent.memory.read", "mob.memory.read", "operator.memory.read"]
-"""
-
-POSTURES = {
-    "reader": HEADER + READER_RULES,
-    "partial": HEADER
-    + """
-[[rules]]
-id = "everyone-reads-but-operator"
-actions = ["agent.view", "mob.observe", "agent.memory.read", "mob.memory.read"]
-""",
-    "scoped": HEADER
-    + """
-[[rules]]
-id = "scout-only"
-subjects = ["*"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["identity:scout"]
-""",
-    "none": HEADER
-    + """
-[[rules]]
-id = "see-agents"
-actions = ["agent.view", "mob.observe"]
-
-[[rules]]
-id = "no-memory"
-effect = "deny"
-actions = ["agent.memory.read", "mob.memory.read", "operator.memory.read", "memory.quarantine.review"]
-""",
-    "reviewer": HEADER
-    + READER_RULES
-    + """
-[[rules]]
-id = "reviewers-review"
-description = "Only reviewers see the quarantine queue"
-groups = ["reviewers"]
-actions = ["memory.*"]
-""",
-}
-
-SCOUT = "identity:scout"
 LEAD = "identity:lead"
 # (action, identity) pairs the memory panel asks (spec §2.4); None is a resource-less check.
 CHECKS = [

@@ -32,16 +32,13 @@ from memory_panel.store_writer import (
     set_rank_op,
     steward,
 )
+from tests.postures import HEADER, POSTURES, READS, REVIEWER, REVIEWS, ROOT, SCOUT
 
 RPC = "/console/rpc"
 PANEL = "mobkit/memory/panel/"
 T0 = 1_700_000_000_000
 
-ROOT = "root@example.test"
 USER = "user@example.test"
-REVIEWER = "reviewer@example.test"
-
-SCOUT = "identity:scout"
 LEAD = "identity:lead"
 
 # Bodies the tests search raw response bytes for (spec §2.4: reviewer-only content).
@@ -444,51 +441,9 @@ def world(world_files: World, settings) -> World:
 # ---------------------------------------------------------------------------------------------
 # Access postures (spec §2.6) as real access.toml files
 
-HEADER = f"""
-enabled = true
-admins = ["{ROOT}"]
-
-[groups.reviewers]
-description = "Quarantine reviewers"
-members = ["{REVIEWER}"]
-"""
-READS = """
-[[rules]]
-id = "everyone-reads"
-actions = ["agent.view", "mob.observe", "agent.memory.read", "mob.memory.read", "operator.memory.read"]
-"""
-REVIEWS = """
-[[rules]]
-id = "reviewers-review"
-groups = ["reviewers"]
-actions = ["memory.*"]
-"""
 POSTURE_FILES: dict[str, str | None] = {
     "open": None,
-    "reader": HEADER + READS,
-    "partial": HEADER + """
-[[rules]]
-id = "everyone-reads-but-operator"
-actions = ["agent.view", "mob.observe", "agent.memory.read", "mob.memory.read"]
-""",
-    "scoped": HEADER + f"""
-[[rules]]
-id = "scout-only"
-subjects = ["*"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["{SCOUT}"]
-""",
-    "none": HEADER + """
-[[rules]]
-id = "see-agents"
-actions = ["agent.view", "mob.observe"]
-
-[[rules]]
-id = "no-memory"
-effect = "deny"
-actions = ["agent.memory.read", "mob.memory.read", "operator.memory.read", "memory.quarantine.review"]
-""",
-    "reviewer": HEADER + READS + REVIEWS,
+    **POSTURES,
     # Review without any read grant: the queue answers, but empty (spec §1.2 (c)).
     "bare_reviewer": HEADER + REVIEWS,
     "admin": HEADER + READS,
