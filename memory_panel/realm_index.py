@@ -193,10 +193,13 @@ def realm_index(realm: str) -> RealmIndex | None:
     if not realm_exists(realm):
         return None
     path = realm_path(realm)
-    stat = path.stat()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None  # gone since discovery
     generation = _newest_generation(realm)
     if generation is None:
-        if _realm_rows(path) >= settings.MOBKIT_REALM_INDEX_MIN_ROWS:
+        if not _known_small(path):
             start_build(realm)
         return None
     conn = _generation_connection(generation)
@@ -210,6 +213,23 @@ def realm_index(realm: str) -> RealmIndex | None:
         start_build(realm)
         return None
     return RealmIndex(realm, conn)
+
+
+# A realm found below MIN_ROWS is not counted again for this long: every selector asks, and most
+# realms are small, so the count would otherwise open a connection several times per request.
+SMALL_RECHECK_SECONDS = 10.0
+_small_until: dict[tuple[str, int], float] = {}
+
+
+def _known_small(path: Path) -> bool:
+    key = (str(path), settings.MOBKIT_REALM_INDEX_MIN_ROWS)
+    now = time.monotonic()
+    if _small_until.get(key, 0.0) > now:
+        return True
+    if _realm_rows(path) < settings.MOBKIT_REALM_INDEX_MIN_ROWS:
+        _small_until[key] = now + SMALL_RECHECK_SECONDS
+        return True
+    return False
 
 
 def _realm_rows(path: Path) -> int:
