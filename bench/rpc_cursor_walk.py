@@ -53,7 +53,7 @@ def configure(state_dir: Path, *, direct: bool) -> None:
 
 def write_realm(records: int) -> float:
     """The realm through StoreWriter.bulk_apply; returns the seconds it took."""
-    from memory_panel.store_writer import APPLICATION, StoreWriter, create_op, identity_scope, new_record
+    from memory_panel.services.store_writer import APPLICATION, StoreWriter, create_op, identity_scope, new_record
 
     def ops():
         for i in range(records):
@@ -118,7 +118,7 @@ def main() -> None:
         write_seconds = write_realm(args.records)
         print(f"wrote {args.records:,} records with bulk_apply in {write_seconds:.1f} s")
         if not args.direct:
-            from memory_panel.realm_index import build
+            from memory_panel.store.realm_index import build
 
             started = time.perf_counter()
             build("bench")

@@ -364,8 +364,8 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from memory_panel import realm_index as index_module
-    from memory_panel.realms import realm_path
+    from memory_panel.store import realm_index as index_module
+    from memory_panel.store.realms import realm_path
 
     realm_file = realm_path(REALM)
     seed_seconds = seed_if_missing(realm_file, args.records)

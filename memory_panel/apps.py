@@ -2,9 +2,8 @@ from django.apps import AppConfig
 
 
 class MemoryPanelConfig(AppConfig):
+    """The memory panel app. Its JSON-RPC methods (``memory_panel.api``) are registered by the
+    project's endpoint, and its URLs included by the project's URLconf (README "Architecture")."""
+
     name = "memory_panel"
     verbose_name = "MobKit memory panel"
-
-    def ready(self) -> None:
-        from memory_panel import rpc  # noqa: F401  (registers the mobkit/memory/panel/* methods)
-        from memory_panel import rpc_ledger  # noqa: F401  (ledger methods and the recall preview)

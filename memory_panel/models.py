@@ -2,7 +2,7 @@
 
 The runtime owns these tables: ``managed = False`` everywhere, and the router refuses migrations
 on realm aliases. Read them with ``.using(realm_alias(name))``. JSON columns stay TEXT here;
-``memory_panel.records`` decodes them, tolerating hand-edited garbage.
+``memory_panel.store.records`` decodes them, tolerating hand-edited garbage.
 """
 
 from django.db import models

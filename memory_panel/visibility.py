@@ -1,41 +1,80 @@
-"""Who may see which memory row (spec console-panel-and-access §2.4, memory-store §5.5).
+"""Every access gate of the memory domain (docs/access.md §2.4, docs/store-format.md §5.5).
 
-Pure functions of the caller's Access and the row's scope and status, so the RPC methods, the
-HTML views and the timeline all decide the same way.
+Pure functions of the caller's Access and plain values, so the JSON-RPC methods, the HTML pages,
+the exports and the timeline all decide the same way. ``may_*``/``*_visible`` answer a question;
+``require_*`` raise ``AccessDenied`` naming the action MobKit names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
-from memory_panel.records import MemoryRecord
+from memory_panel.errors import AccessDenied
 
 if TYPE_CHECKING:
+    from memory_panel.store.records import MemoryRecord
     from mobkit_console.access.caller import Access
 
 REVIEW = "memory.quarantine.review"
+AGENT_READ = "agent.memory.read"
+AGENT_VIEW = "agent.view"
 SCOPE_READ_ACTION = {
-    "identity": "agent.memory.read",
+    "identity": AGENT_READ,
     "mob": "mob.memory.read",
     "operator": "operator.memory.read",
-    "realm": "agent.memory.read",
+    "realm": AGENT_READ,
 }
-READ_ACTIONS = ("agent.memory.read", "mob.memory.read", "operator.memory.read")
+READ_ACTIONS = (AGENT_READ, "mob.memory.read", "operator.memory.read")
+# Scope kinds whose rows need a resource-less grant: no per-key grant can reveal them.
+_RESOURCE_LESS = (("mob", "mob.memory.read"), ("operator", "operator.memory.read"), ("realm", AGENT_READ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows
 
 
 def scope_visible(access: Access, scope_kind: str, scope_key: str) -> bool:
     if not access.enforced:
         return True
     if scope_kind == "identity":
-        return access.allows("agent.memory.read", scope_key) and access.allows("agent.view", scope_key)
+        return access.allows(AGENT_READ, scope_key) and access.allows(AGENT_VIEW, scope_key)
     action = SCOPE_READ_ACTION.get(scope_kind)
     # Mob, operator and realm rows need a resource-less grant; an unknown kind is never visible.
     return action is not None and access.allows(action)
 
 
+def scope_checker(access: Access) -> Callable[[str, str], bool]:
+    """``scope_visible`` for this caller, each distinct scope evaluated once per request."""
+    if not access.enforced:
+        return lambda scope_kind, scope_key: True
+    return cache(partial(scope_visible, access))
+
+
+def hidden_scope_kinds(access: Access) -> tuple[str, ...]:
+    """Scope kinds no grant of this caller could reveal, excluded before rows are read."""
+    if not access.enforced:
+        return ()
+    return tuple(kind for kind, action in _RESOURCE_LESS if not access.allows(action))
+
+
+def scope_kind_readable(access: Access, kind: str) -> bool:
+    """Could any scope of this kind be visible? Identity scopes need a grant on some agent."""
+    if kind == "identity":
+        return not access.enforced or (
+            access.may_perform_anywhere(AGENT_READ) and access.may_perform_anywhere(AGENT_VIEW)
+        )
+    return scope_visible(access, kind, "")
+
+
 def reviewer_only(record: MemoryRecord) -> bool:
     """Quarantined rows and retired quarantine evidence (a tombstoned row that was ever quarantined)."""
     return record.status == "quarantined" or (record.status == "tombstoned" and record.ever_quarantined)
+
+
+def sees_quarantined(access: Access) -> bool:
+    return not access.enforced or access.allows(REVIEW)
 
 
 def record_visible(access: Access, record: MemoryRecord) -> bool:
@@ -50,18 +89,65 @@ def record_denial_action(access: Access, record: MemoryRecord) -> str:
     """The action a denial names: review for reviewer-only rows, else the scope's read action."""
     if reviewer_only(record) and not access.allows(REVIEW):
         return REVIEW
-    return SCOPE_READ_ACTION.get(record.scope_kind, "agent.memory.read")
+    return SCOPE_READ_ACTION.get(record.scope_kind, AGENT_READ)
+
+
+def identity_visible(access: Access, identity: str) -> bool:
+    """Realm-wide rows about one agent (injections, harvests) follow that agent's ``agent.view``."""
+    return not access.enforced or access.allows(AGENT_VIEW, identity)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections and methods
 
 
 def can_read_memory(access: Access) -> bool:
-    """experience.memory.can_read: deliberately coarse (spec §5); each section still checks."""
+    """experience.memory.can_read: deliberately coarse (docs/ui.md §5); each section still checks."""
     return not access.enforced or any(access.may_perform_anywhere(a) for a in READ_ACTIONS)
 
 
 def can_review_quarantine(access: Access) -> bool:
-    return not access.enforced or access.allows(REVIEW)
+    return sees_quarantined(access)
 
 
 def can_read_realm_history(access: Access) -> bool:
     """Unscoped agent.memory.read: dreams, overview, proposals, injections, harvests, verdicts."""
-    return not access.enforced or access.allows("agent.memory.read")
+    return not access.enforced or access.allows(AGENT_READ)
+
+
+def may_read_ledger(access: Access) -> bool:
+    """The operational ledger is realm-less: an unscoped ``agent.memory.read`` (docs/runtime-surfaces.md §1)."""
+    return access.allows(AGENT_READ)
+
+
+def require_realm_history(access: Access) -> None:
+    if not can_read_realm_history(access):
+        raise AccessDenied(AGENT_READ, None)
+
+
+def require_review(access: Access) -> None:
+    if not sees_quarantined(access):
+        raise AccessDenied(REVIEW, None)
+
+
+def require_ledger(access: Access) -> None:
+    if not may_read_ledger(access):
+        raise AccessDenied(AGENT_READ, None)
+
+
+def require_identity_memory(access: Access, identity: str) -> None:
+    """One agent's own records (recall preview, legacy files): read and view on that identity."""
+    if not scope_visible(access, "identity", identity):
+        raise AccessDenied(AGENT_READ, identity)
+
+
+def require_record_list(access: Access, *, scope_kind: str | None, scope_key: str | None) -> None:
+    """docs/wire-contract.md §1.2 (a): the records entry gates, before any row is read."""
+    if not access.enforced:
+        return
+    if scope_kind in ("mob", "operator") and not access.allows(SCOPE_READ_ACTION[scope_kind]):
+        raise AccessDenied(SCOPE_READ_ACTION[scope_kind], None)
+    if scope_kind == "identity" and scope_key is not None:
+        for action in (AGENT_READ, AGENT_VIEW):
+            if not access.allows(action, scope_key):
+                raise AccessDenied(action, scope_key)

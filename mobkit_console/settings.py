@@ -116,7 +116,7 @@ DATABASES = {
         conn_max_age=60,
     )
 }
-DATABASE_ROUTERS = ["memory_panel.realms.RealmRouter"]
+DATABASE_ROUTERS = ["memory_panel.store.realms.RealmRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip() or None

@@ -5,21 +5,23 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
-from memory_panel.realms import agent_memory_root
-from memory_panel.selectors_realms import realm_summaries
+from memory_panel.store.realms import agent_memory_root
+from memory_panel.selectors.realms import realm_summaries
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from mobkit_console.access.caller import Access, access_for_user, subject_for_user
-from mobkit_console.pages import render_page
+from memory_panel.views.render import render_page
 
-# Tab name -> the path it opens; Holdings matches exactly because every memory page sits below it.
-_TAB_PREFIXES = (
-    ("records", "/console/memory/records/"),
-    ("quarantine", "/console/memory/quarantine/"),
-    ("dreams", "/console/memory/dreams/"),
-    ("timeline", "/console/timeline/"),
-    ("ledger", "/console/memory/ledger/"),
-    ("recall", "/console/memory/recall/"),
-)
+# URL name -> the tab it belongs to; a biography belongs to Records.
+_TABS = {
+    "memory-holdings": "holdings",
+    "memory-records": "records",
+    "memory-record": "records",
+    "memory-quarantine": "quarantine",
+    "memory-dreams": "dreams",
+    "console-timeline": "timeline",
+    "memory-ledger": "ledger",
+    "memory-recall": "recall",
+}
 
 
 def memory_nav(access: Access) -> dict[str, bool]:
@@ -34,7 +36,7 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     A view that already built the caller's Access may pass its own ``memory_nav``; view context
     wins over a context processor's.
     """
-    context: dict[str, object] = {"active_tab": _active_tab(request.path)}
+    context: dict[str, object] = {"active_tab": _active_tab(request)}
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         context["subject"] = subject_for_user(user)
@@ -42,10 +44,9 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     return context
 
 
-def _active_tab(path: str) -> str:
-    if path == "/console/memory/":
-        return "holdings"
-    return next((tab for tab, prefix in _TAB_PREFIXES if path.startswith(prefix)), "")
+def _active_tab(request: HttpRequest) -> str:
+    match = request.resolver_match
+    return _TABS.get(match.url_name, "") if match is not None else ""
 
 
 @login_required

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from memory_panel.realms import REALM_ALIAS_PREFIX, forget_realm_connections
+from memory_panel.store.realms import REALM_ALIAS_PREFIX, forget_realm_connections
 
 pytest_plugins = ["tests.fixtures_store"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.demo import DemoSummary, seed_demo
-from memory_panel.store_writer import ManualClock, StoreWriter
+from memory_panel.services.demo import DemoSummary, seed_demo
+from memory_panel.services.store_writer import ManualClock, StoreWriter
 
 
 class RealmWriterFactory:

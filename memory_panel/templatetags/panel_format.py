@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from memory_panel.wire import FLOOR_BYTES, FLOOR_RECORDS
+from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 register = template.Library()
 

@@ -1,8 +1,14 @@
-"""JSON-RPC error objects with MobKit's codes and messages (spec console-panel-and-access §1.5)."""
+"""JSON-RPC error objects with MobKit's codes and messages (docs/wire-contract.md §1.5).
+
+The memory domain raises its own errors (``memory_panel/errors.py``); ``rpc_error_for`` is the one
+table that turns each into MobKit's code and ``data``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from memory_panel import errors as panel
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -11,11 +17,13 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 NOT_FOUND = -32001
 READ_ONLY = -32010
+# MobKit's MEMORY_BACKEND_UNAVAILABLE_CODE of the current era (v0.4.13 used -32010, here READ_ONLY).
+MEMORY_BACKEND_UNAVAILABLE = -32012
 ACCESS_DENIED = -32030
 
 
 class RpcError(Exception):
-    """An error that travels inside the JSON-RPC envelope; views render the same message."""
+    """An error that travels inside the JSON-RPC envelope."""
 
     def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -27,17 +35,22 @@ class RpcError(Exception):
         return {"code": self.code, "message": self.message, "data": self.data}
 
 
-def invalid_params(detail: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, f"Invalid params: {detail}")
+# Most specific class first: UnknownRealm is an InvalidParams.
+_CODES: tuple[tuple[type[panel.PanelError], int], ...] = (
+    (panel.InvalidParams, INVALID_PARAMS),
+    (panel.NotFound, NOT_FOUND),
+    (panel.AccessDenied, ACCESS_DENIED),
+    (panel.ReadOnly, READ_ONLY),
+    (panel.BackendUnavailable, MEMORY_BACKEND_UNAVAILABLE),
+    (panel.StoreFailed, INTERNAL_ERROR),
+)
 
 
-def access_denied(action: str, resource: str | None = None) -> RpcError:
-    return RpcError(
-        ACCESS_DENIED,
-        f"access denied: {action}",
-        {"kind": "access_denied", "action": action, "resource": resource},
-    )
-
-
-def read_only() -> RpcError:
-    return RpcError(READ_ONLY, "console is read-only", {"kind": "read_only"})
+def rpc_error_for(error: panel.PanelError) -> RpcError:
+    code = next((code for kind, code in _CODES if isinstance(error, kind)), INTERNAL_ERROR)
+    data: dict[str, Any] | None = None
+    if isinstance(error, panel.AccessDenied):
+        data = {"kind": "access_denied", "action": error.action, "resource": error.resource}
+    elif isinstance(error, panel.ReadOnly):
+        data = {"kind": "read_only"}
+    return RpcError(code, error.message, data)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from memory_panel.api import ApiMethod
     from mobkit_console.access.caller import Access
 
 Handler = Callable[..., dict[str, Any]]
@@ -37,6 +39,12 @@ def rpc_method(name: str, *, advertised: Advertised = _always) -> Callable[[Hand
         return handler
 
     return register
+
+
+def register_methods(methods: Iterable[ApiMethod]) -> None:
+    """Register an app's methods (``memory_panel.api.all_methods()``) after the console's own."""
+    for method in methods:
+        rpc_method(method.name, advertised=method.advertised)(method.handler)
 
 
 def method_get(name: str) -> RpcMethod | None:

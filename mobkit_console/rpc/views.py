@@ -16,7 +16,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from memory_panel.realms import store_error_message
+from memory_panel.errors import PanelError
+from memory_panel.store.realms import store_failed
 from mobkit_console.access.caller import Access, access_for_user
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
@@ -25,6 +26,7 @@ from mobkit_console.rpc.errors import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RpcError,
+    rpc_error_for,
 )
 from mobkit_console.rpc.registry import method_get
 
@@ -80,11 +82,12 @@ def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
         result = _call(call["method"], call.get("params"), access)
     except RpcError as error:
         return None if is_notification else _error_body(request_id, error)
+    except PanelError as error:
+        return None if is_notification else _error_body(request_id, rpc_error_for(error))
     except DatabaseError as error:
-        # spec open question 1: MobKit's mapping is unknown; store failures read as internal errors.
+        # docs/wire-contract.md §1.5: MobKit's mapping is unknown; store failures read as internal errors.
         logger.warning("store error in %s: %s", call["method"], error)
-        failure = RpcError(INTERNAL_ERROR, store_error_message(error))
-        return None if is_notification else _error_body(request_id, failure)
+        return None if is_notification else _error_body(request_id, rpc_error_for(store_failed(error)))
     except Exception:
         # A bug must still answer in the JSON-RPC envelope, never with Django's HTML error page.
         logger.exception("unexpected error in %s", call["method"])

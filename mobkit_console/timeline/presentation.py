@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime
 from typing import Any
-from urllib.parse import quote
 
 from django.template.loader import render_to_string
+
+from memory_panel.templatetags.panel_format import record_url
 
 from .events import is_warning, record_link
 
@@ -26,7 +27,7 @@ def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
         "when": _when(envelope["timestamp_ms"]),
         "warning": is_warning(envelope["event_type"], data),
         "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
-        "record_url": _record_url(*link) if link else None,
+        "record_url": record_url(*link) if link else None,
     }
 
 
@@ -36,10 +37,6 @@ def _when(timestamp_ms: int) -> str:
     except (OverflowError, ValueError, OSError):  # a pushed timestamp past what a date can hold
         return f"{timestamp_ms} ms"
     return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _record_url(record_id: str, realm: str) -> str:
-    return f"/console/memory/records/{quote(record_id, safe='')}/?realm={quote(realm, safe='')}"
 
 
 def _text(value: Any) -> str:

@@ -14,7 +14,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from mobkit_console.access.caller import access_for_user
-from mobkit_console.pages import render_page
+from memory_panel.views.render import render_page
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES

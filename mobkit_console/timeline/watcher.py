@@ -23,8 +23,8 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from memory_panel.realms import connect_readonly, realm_names, realm_path
-from memory_panel.selectors import author_debug
+from memory_panel.store.realms import connect_readonly, realm_names, realm_path
+from memory_panel.wire.results import author_debug
 
 from .events import SYSTEM_IDENTITY
 from .ingest import IncomingEvent

@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from memory_panel import selectors_realms
-from memory_panel.store_writer import StoreWriter, identity_scope
+from memory_panel.selectors import realms as selectors_realms
+from memory_panel.services.store_writer import StoreWriter, identity_scope
 from mobkit_console.access.caller import Access
 
 OPEN = Access(subject="ops@example.test", groups=frozenset(), enforced=False, is_admin=False)

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from memory_panel.ledger import ledger_health
+from memory_panel.selectors.ledger import ledger_health
 
 
 def test_2xx_is_healthy_and_the_request_is_mobkits_raw_get(serve):

@@ -56,9 +56,9 @@ def test_page_filters_by_get_params(console, hostile_ledger, query, shown, hidde
         assert text not in html
 
 
-def test_invalid_filter_is_an_error_box(console, hostile_ledger):
+def test_invalid_filter_is_a_400_with_the_error_beside_the_form(console, hostile_ledger):
     response = console.get(PAGE + "?store=graph")
-    assert response.status_code == 200
+    assert response.status_code == 400  # the same convention as every panel page
     assert "Invalid params: store &#x27;graph&#x27; is unsupported" in response.content.decode()
 
 
@@ -72,7 +72,7 @@ def test_htmx_request_gets_the_results_fragment_only(console, hostile_ledger):
 def test_corrupt_file_is_an_error_box_not_a_500(console, state_dir):
     (state_dir / "memory-ledger-state.json").write_text("{", encoding="utf-8")
     response = console.get(PAGE)
-    assert response.status_code == 200
+    assert response.status_code == 503  # the store cannot be read, as for a damaged realm
     html = response.content.decode()
     assert 'class="alert"' in html and "Memory backend unavailable: invalid store data" in html
 

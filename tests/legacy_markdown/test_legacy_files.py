@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.legacy_markdown import IMPORT_FAILED, IMPORTED, PENDING, LegacyRecord, legacy_markdown_files, render_markdown
-from memory_panel.realms import encode_path_segment
+from memory_panel.selectors.legacy import legacy_markdown_files
+from memory_panel.store.legacy_markdown import IMPORT_FAILED, IMPORTED, PENDING, LegacyRecord, render_markdown
+from memory_panel.store.realms import encode_path_segment
 from mobkit_console.access.caller import access_for_subject
 from tests.ledger.support import READER, SCOPED
 

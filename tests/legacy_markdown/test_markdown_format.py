@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.legacy_markdown import (
+from memory_panel.store.legacy_markdown import (
     END_MARKER,
     LegacyRecord,
     parse_markdown,

@@ -6,13 +6,16 @@ import random
 import shutil
 
 import pytest
-from memory_panel.realms import forget_realm_connections
+from memory_panel.store.realms import forget_realm_connections
 
-from memory_panel import realm_index as index_module
-from memory_panel.realm_index import build, realm_index
-from memory_panel.wire import RecordFilter
-from memory_panel.selectors import quarantine_queue, record_list, scope_holdings, supersede_chain
-from memory_panel.store_writer import (
+from memory_panel.store import realm_index as index_module
+from memory_panel.store.realm_index import build, realm_index
+from memory_panel.wire.params import RecordFilter
+from memory_panel.selectors.biography import supersede_chain
+from memory_panel.selectors.holdings import scope_holdings
+from memory_panel.selectors.quarantine import quarantine_queue
+from memory_panel.selectors.records import record_list
+from memory_panel.services.store_writer import (
     agent,
     identity_scope,
     mob_scope,
@@ -132,7 +135,7 @@ def test_holdings_quarantine_and_claimants_agree_with_the_table(realm_writer, in
     from_index = (
         scope_holdings(access=OPEN, realm="default"),
         quarantine_queue(access=OPEN, realm="default", limit=200),
-        [supersede_chain(realm="default", memory_id=r.id) for r in record_list(
+        [supersede_chain(access=OPEN, realm="default", memory_id=r.id) for r in record_list(
             access=OPEN, realm="default", filters=RecordFilter(), limit=200, cursor=None).records],
     )
     shutil.rmtree(index_module.index_dir())
@@ -140,7 +143,7 @@ def test_holdings_quarantine_and_claimants_agree_with_the_table(realm_writer, in
     direct = (
         scope_holdings(access=OPEN, realm="default"),
         quarantine_queue(access=OPEN, realm="default", limit=200),
-        [supersede_chain(realm="default", memory_id=r.id) for r in record_list(
+        [supersede_chain(access=OPEN, realm="default", memory_id=r.id) for r in record_list(
             access=OPEN, realm="default", filters=RecordFilter(), limit=200, cursor=None).records],
     )
     assert from_index == direct

@@ -12,13 +12,13 @@ import sqlite3
 import pytest
 from django.db import close_old_connections
 
-from memory_panel import realm_index as index_module
-from memory_panel import selectors
-from memory_panel.realm_index import build, realm_index
-from memory_panel.realms import forget_realm_connections
-from memory_panel.selectors import record_list
-from memory_panel.wire import RecordFilter
-from memory_panel.store_writer import identity_scope, mob_scope
+from memory_panel.store import realm_index as index_module
+from memory_panel.selectors import records as selectors
+from memory_panel.store.realm_index import build, realm_index
+from memory_panel.store.realms import forget_realm_connections
+from memory_panel.selectors.records import record_list
+from memory_panel.wire.params import RecordFilter
+from memory_panel.services.store_writer import identity_scope, mob_scope
 from mobkit_console.access.caller import Access, access_for_subject
 
 pytestmark = pytest.mark.django_db

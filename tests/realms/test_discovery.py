@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from memory_panel.realms import decode_path_segment, encode_path_segment, realm_names, store_format
-from memory_panel.store_writer import StoreWriter, identity_scope
+from memory_panel.store.realms import decode_path_segment, encode_path_segment, realm_names, store_format
+from memory_panel.services.store_writer import StoreWriter, identity_scope
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import OperationalError, connections
 from django.test import Client
 
-from memory_panel.realms import realm_alias, realm_names
+from memory_panel.store.realms import realm_alias, realm_names
 from mobkit_console.access.caller import access_for_subject
 from mobkit_console.rpc.registry import method_names_for
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from memory_panel.store_writer import (
+from memory_panel.services.store_writer import (
     APPLICATION,
     OPERATOR,
     ManualClock,

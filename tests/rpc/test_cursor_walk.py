@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.realm_index import index_dir
-from memory_panel.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
+from memory_panel.store.realm_index import index_dir
+from memory_panel.services.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
 from tests.rpc.conftest import LEAD, SCOUT, T0, TAINT, USER, Written, newest_first, panel, reviewer_only
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory_panel.realms import realm_names
+from memory_panel.store.realms import realm_names
 
 
 def query(path, sql):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_panel.store_writer import (
+from memory_panel.services.store_writer import (
     ManualClock,
     StoreWriter,
     agent,

@@ -44,7 +44,7 @@ def test_copy_as_json_holds_the_record_wire_shape(client, realm):
     assert record["body"] == "Aisle short, window long."
     assert record["status"] == {"status": "active"}
     assert 'data-copy-target="record-json-text"' in page
-    assert '<script defer src="/static/js/memory_panel.js"></script>' in page
+    assert '<script defer src="/static/memory_panel/js/memory_panel.js"></script>' in page
 
 
 def test_lineage_runs_oldest_to_newest_and_marks_the_claimant(client, realm):

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-from django.conf import settings
+from memory_panel import conf
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_panel.demo import DEFAULT_REALM, SECOND_REALM, seed_demo
+from memory_panel.services.demo import DEFAULT_REALM, SECOND_REALM, seed_demo
 
 
 class Command(BaseCommand):
@@ -28,7 +27,7 @@ class Command(BaseCommand):
             raise CommandError("--realm must not be empty")
         if records < 0:
             raise CommandError("--records must be zero or more")
-        root = Path(settings.MOBKIT_AGENT_MEMORY_ROOT)
+        root = conf.agent_memory_root()
         root.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         bar = tqdm(total=records, unit="rec", desc=f"seeding {realm}", disable=records < 10_000,

@@ -1,0 +1,43 @@
+"""The panel's settings, read in this one module and nowhere else in the app.
+
+Each is read when asked, so ``override_settings`` and a host project's own settings both apply;
+a host that sets none gets the defaults the console's README documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+
+
+def persistent_state() -> Path:
+    """MobKit's ``persistent_state`` directory; the console keeps its realm index under it."""
+    return Path(getattr(settings, "MOBKIT_PERSISTENT_STATE", ".mobkit/state"))
+
+
+def agent_memory_root() -> Path:
+    """Where realm files live: ``<agent-memory>/<encoded realm>.sqlite3`` (docs/store-format.md §1)."""
+    configured = getattr(settings, "MOBKIT_AGENT_MEMORY_ROOT", None)
+    return Path(configured) if configured else persistent_state() / "agent-memory"
+
+
+def realm_query_timeout_ms() -> int:
+    return int(getattr(settings, "MOBKIT_REALM_QUERY_TIMEOUT_MS", 2000))
+
+
+def realm_index_min_rows() -> int:
+    return int(getattr(settings, "MOBKIT_REALM_INDEX_MIN_ROWS", 20_000))
+
+
+def realm_index_reconcile_seconds() -> float:
+    return float(getattr(settings, "MOBKIT_REALM_INDEX_RECONCILE_SECONDS", 900))
+
+
+def realm_index_background() -> bool:
+    """Whether index builds run in a background thread (tests build inline to stay deterministic)."""
+    return bool(getattr(settings, "MOBKIT_REALM_INDEX_BACKGROUND", True))
+
+
+def ledger_health_endpoint() -> str | None:
+    return getattr(settings, "MOBKIT_LEDGER_HEALTH_ENDPOINT", None)

@@ -1,0 +1,66 @@
+"""The records keyset: MobKit's cursor text and the predicate that resumes after it, once.
+
+Records are ordered newest first by ``(updated_at_ms, memory_id)`` (docs/store-format.md §5.1);
+a cursor names the last row shown and the next page starts strictly after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memory_panel.errors import InvalidParams
+
+if TYPE_CHECKING:
+    from memory_panel.store.records import MemoryRecord
+
+U64_LIMIT = 2**64
+# SQLite stores integers as signed 64-bit, so every stored timestamp is below a larger cursor.
+SQLITE_INT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, order=True)
+class Cursor:
+    """A keyset position: the (updated_at_ms, memory_id) of the last row shown."""
+
+    updated_at_ms: int
+    memory_id: str
+
+    @classmethod
+    def after(cls, record: MemoryRecord) -> Cursor:
+        return cls(record.updated_at_ms, record.id)
+
+    def encode(self) -> str:
+        return f"{self.updated_at_ms}:{self.memory_id}"
+
+    def key(self) -> tuple[int, str]:
+        return (self.updated_at_ms, self.memory_id)
+
+
+def parse_cursor(raw: Any) -> Cursor | None:
+    """``"<updated_at_ms>:<memory_id>"``, split at the first ':'; absent or blank means no cursor."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        # docs/wire-contract.md §1.2 (a): the cursor is a string; any other JSON value is malformed.
+        raise InvalidParams("malformed cursor")
+    text = raw.strip()
+    if not text:
+        return None
+    ms, sep, memory_id = text.partition(":")
+    # docs/store-format.md §5.1: the left part parses as u64 (digits only, no sign), the right is non-empty.
+    if not sep or not memory_id or not ms.isascii() or not ms.isdigit() or int(ms) >= U64_LIMIT:
+        raise InvalidParams("malformed cursor")
+    return Cursor(int(ms), memory_id)
+
+
+def keyset_predicate(cursor: Cursor, *, placeholder: str = "?") -> tuple[str, list[Any]]:
+    """SQL that keeps the rows after ``cursor`` in the records order, with its arguments.
+
+    MobKit writes it as ``updated_at_ms < ? OR (updated_at_ms = ? AND memory_id < ?)``; the row
+    value means the same, and SQLite seeks an index to a row value where it plans the OR form
+    with bound parameters as a scan from the newest entry.
+    """
+    if cursor.updated_at_ms > SQLITE_INT_MAX:  # a valid u64 cursor SQLite cannot bind: every row is after it
+        return "1", []
+    return f"(updated_at_ms, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]

@@ -1,0 +1,63 @@
+"""The memory domain's own errors. Transports translate them, each in one table:
+JSON-RPC codes in ``mobkit_console/rpc/errors.py``, HTTP statuses in ``memory_panel/views/render.py``.
+
+Messages are MobKit's (docs/wire-contract.md §1.5), so every surface says the same sentence.
+"""
+
+from __future__ import annotations
+
+
+class PanelError(Exception):
+    """A request the memory domain cannot answer; ``message`` is safe to show the caller."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidParams(PanelError):
+    """Bad input: a param, filter, cursor or limit that the domain refuses, named in the message."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"Invalid params: {detail}")
+        self.detail = detail
+
+
+class UnknownRealm(InvalidParams):
+    """A realm name with no file in the agent-memory directory (asked for, or gone meanwhile)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown realm '{name}'")
+        self.name = name
+
+
+class NotFound(PanelError):
+    """A record id no realm holds."""
+
+
+class AccessDenied(PanelError):
+    """The caller's grants do not allow ``action`` (on ``resource``, when there is one)."""
+
+    def __init__(self, action: str, resource: str | None = None) -> None:
+        super().__init__(f"access denied: {action}")
+        self.action = action
+        self.resource = resource
+
+
+class StoreFailed(PanelError):
+    """A realm file could not be read: busy, damaged, vanished or past the query time limit."""
+
+    def __init__(self, message: str, *, realm: str | None = None) -> None:
+        super().__init__(message)
+        self.realm = realm
+
+
+class BackendUnavailable(PanelError):
+    """The ledger's state file exists but cannot be read (MobKit's "memory backend unavailable")."""
+
+
+class ReadOnly(PanelError):
+    """A write the runtime would accept; the console never writes."""
+
+    def __init__(self) -> None:
+        super().__init__("console is read-only")

@@ -1,0 +1,98 @@
+"""One record's biography: the row, its supersede lineage and its injections (docs/store-format.md §5.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_panel.errors import AccessDenied, NotFound, UnknownRealm
+from memory_panel.selectors.injections import InjectionRow, record_injections
+from memory_panel.store.realm_index import realm_index
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.records import MemoryRecord, decode_record
+from memory_panel.store.rows import full_rows, list_rows, panel_realms, records_by_id
+from memory_panel.visibility import record_denial_action, record_visible
+from memory_panel.wire.params import CHAIN_MAX
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+
+@dataclass(frozen=True)
+class RecordBiography:
+    realm: str
+    record: MemoryRecord
+    chain: list[MemoryRecord]
+    injections: list[InjectionRow]
+
+
+def record_get(*, access: Access, memory_id: str, realm: str | None) -> RecordBiography:
+    """The first realm holding ``memory_id`` wins; visibility is checked once the scope is known."""
+    for name in panel_realms(realm):
+        try:
+            alias = realm_alias(name)
+        except UnknownRealm:
+            continue
+        row = full_rows(alias, name).filter(memory_id=memory_id).first()
+        if row is None:
+            continue
+        record = decode_record(name, row)
+        if not record_visible(access, record):
+            raise AccessDenied(record_denial_action(access, record), record.id)
+        chain = supersede_chain(access=access, realm=name, memory_id=memory_id)
+        return RecordBiography(name, record, chain, record_injections(alias, name, memory_id))
+    raise NotFound(f"unknown memory record '{memory_id}'")
+
+
+def supersede_chain(*, access: Access, realm: str, memory_id: str, max_len: int = CHAIN_MAX) -> list[MemoryRecord]:
+    """Oldest-first lineage through ``memory_id`` (docs/store-format.md §5.2), body-free, the links
+    the caller may see. The walk itself goes through hidden links, so a chain keeps its order."""
+    alias = realm_alias(realm)
+    rows = list_rows(alias, realm)
+
+    def load(record_id: str) -> MemoryRecord | None:
+        row = rows.filter(memory_id=record_id).first()
+        return decode_record(realm, row) if row else None
+
+    start = load(memory_id)
+    if start is None:
+        return []
+    seen = {start.id}
+    ancestors: list[MemoryRecord] = []
+    node = start
+    while node.supersedes and len(ancestors) + 1 < max_len:
+        prior = load(node.supersedes)
+        if prior is None or prior.id in seen:
+            break
+        seen.add(prior.id)
+        ancestors.append(prior)
+        node = prior
+    chain = [*reversed(ancestors), start]
+    tip = start
+    while tip.status == "superseded" and tip.status_detail and len(chain) < max_len:
+        successor = load(tip.status_detail)
+        if successor is None or successor.id in seen:
+            break
+        seen.add(successor.id)
+        chain.append(successor)
+        tip = successor
+    # Uncommitted claimants: rows pointing at the tip that the tip does not name as its successor.
+    index = realm_index(realm)
+    if index is not None:
+        claimants = records_by_id(alias, realm, index.claimant_ids(tip.id))
+    else:
+        claimants = [decode_record(realm, row) for row in rows.filter(supersedes=tip.id).order_by("created_at_ms", "memory_id")]
+    chain += [c for c in claimants if c.id not in seen][: max(0, max_len - len(chain))]
+    return [link for link in chain if record_visible(access, link)]
+
+
+def claimant_ids(chain: list[MemoryRecord]) -> set[str]:
+    """Chain members whose prior was not marked superseded by them: uncommitted claimants."""
+    by_id = {link.id: link for link in chain}
+    return {
+        link.id
+        for link in chain
+        if link.supersedes
+        and (prior := by_id.get(link.supersedes)) is not None
+        and not (prior.status == "superseded" and prior.status_detail == link.id)
+    }

@@ -1,0 +1,170 @@
+"""Steward dream runs: rebuilt from the audit table, and their durable verdict sheets (docs/store-format.md §5.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
+from memory_panel.store.realm_index import realm_index
+from memory_panel.store.realms import realm_alias, store_format
+from memory_panel.store.records import parse_json_text
+from memory_panel.store.rows import panel_realms
+from memory_panel.visibility import require_realm_history
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+DREAM_AUDIT_SCAN = 5000  # docs/store-format.md §5.4
+DREAM_MEMORY_IDS = 12
+DREAM_RATIONALES = 6
+
+@dataclass
+class DreamSummary:
+    realm: str
+    run_id: str
+    first_op_at_ms: int
+    last_op_at_ms: int
+    ops: int = 0
+    op_kinds: dict[str, int] = field(default_factory=dict)
+    quarantined_ops: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+    rationales: list[str] = field(default_factory=list)
+
+
+def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamSummary], list[str]]:
+    """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (spec §5.4)."""
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    runs: list[DreamSummary] = []
+    for name in realms:
+        runs.extend(_realm_dreams(name, limit))
+    runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)
+    return runs[:limit], realms
+
+
+def _realm_dreams(realm: str, limit: int) -> list[DreamSummary]:
+    rows = (
+        Audit.objects.using(realm_alias(realm))
+        # MobKit orders by (applied_at_ms, audit_id), which no index covers. audit_id is assigned in
+        # commit order under the write lock, so it is the same order unless the clock stepped back,
+        # and it reads the newest rows through the primary key instead of sorting the whole table.
+        .order_by("-audit_id")
+        .values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:DREAM_AUDIT_SCAN]
+    )
+    runs: dict[str, DreamSummary] = {}
+    for op_kind, memory_id, detail_text, applied_at_ms in rows:
+        run_id = _steward_run_id(detail := parse_json_text(detail_text))
+        if run_id is None:
+            continue
+        run = runs.get(run_id)
+        if run is None:
+            if len(runs) >= limit:
+                continue  # rows of runs already seen still count; new runs are skipped
+            run = runs[run_id] = DreamSummary(realm, run_id, applied_at_ms, applied_at_ms)
+        _fold_audit_row(run, op_kind, memory_id, detail, applied_at_ms)
+    for run in runs.values():
+        run.op_kinds = dict(sorted(run.op_kinds.items()))
+    return list(runs.values())
+
+
+def _fold_audit_row(run: DreamSummary, op_kind: str, memory_id: str | None, detail: dict, applied_at_ms: int) -> None:
+    run.ops += 1
+    run.first_op_at_ms = min(run.first_op_at_ms, applied_at_ms)
+    run.last_op_at_ms = max(run.last_op_at_ms, applied_at_ms)
+    run.op_kinds[op_kind] = run.op_kinds.get(op_kind, 0) + 1
+    if detail.get("quarantined") is not None:
+        run.quarantined_ops += 1
+    if memory_id is not None and len(run.memory_ids) < DREAM_MEMORY_IDS:
+        run.memory_ids.append(memory_id)
+    rationale = detail.get("rationale")
+    if isinstance(rationale, str) and rationale and len(run.rationales) < DREAM_RATIONALES:
+        run.rationales.append(rationale)
+
+
+def _steward_run_id(detail: Any) -> str | None:
+    if not isinstance(detail, dict):
+        return None
+    author = detail.get("author")
+    if isinstance(author, dict) and author.get("author") == "steward" and isinstance(author.get("run_id"), str):
+        return author["run_id"]
+    return None
+
+
+def record_dreams(*, access: Access, realm: str, memory_id: str) -> list[DreamSummary]:
+    """Steward runs whose audit rows touched one record, for its biography."""
+    require_realm_history(access)
+    audit = Audit.objects.using(realm_alias(realm))
+    index = realm_index(realm)
+    # The audit table has no index on memory_id; the console's index keeps the steward's rows by record.
+    audit = audit.filter(audit_id__in=index.steward_audit_ids(memory_id)) if index else audit.filter(memory_id=memory_id)
+    rows = (
+        audit.order_by("-applied_at_ms", "-audit_id")
+        .values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:DREAM_AUDIT_SCAN]
+    )
+    runs: dict[str, DreamSummary] = {}
+    for op_kind, row_memory_id, detail_text, applied_at_ms in rows:
+        run_id = _steward_run_id(detail := parse_json_text(detail_text))
+        if run_id is not None:
+            run = runs.setdefault(run_id, DreamSummary(realm, run_id, applied_at_ms, applied_at_ms))
+            _fold_audit_row(run, op_kind, row_memory_id, detail, applied_at_ms)
+    return list(runs.values())
+
+
+@dataclass(frozen=True)
+class DreamRunRow:
+    realm: str
+    run_id: str
+    partition: str
+    started_at_ms: int
+    completed_at_ms: int
+    ops_committed: int
+    detail: Any
+
+
+def dream_runs(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamRunRow], list[str]]:
+    """Durable verdict sheets; a realm in the older format has none (no dream_runs table)."""
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    out: list[DreamRunRow] = []
+    for name in realms:
+        if not store_format(name).has("dream_runs"):
+            continue
+        rows = (
+            DreamRun.objects.using(realm_alias(name))
+            .order_by("-completed_at_ms", "-run_id")
+            .values_list("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail")[:limit]
+        )
+        for run_id, partition, started, completed, ops, detail in rows:
+            parsed = parse_json_text(detail)
+            out.append(DreamRunRow(name, run_id, partition, started, completed, ops, detail if parsed is None else parsed))
+    out.sort(key=lambda row: (row.completed_at_ms, row.run_id), reverse=True)
+    return out[:limit], realms
+
+
+@dataclass(frozen=True)
+class AuditVerdictRow:
+    realm: str
+    run_id: str
+    record_id: str
+    verdict: str
+    rationale: str
+    created_at_ms: int
+
+
+def open_audit_verdicts(*, access: Access, realm: str | None, limit: int) -> tuple[list[AuditVerdictRow], list[str]]:
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    out: list[AuditVerdictRow] = []
+    for name in realms:
+        if not store_format(name).has("dream_audit_verdicts"):
+            continue
+        rows = (
+            DreamAuditVerdict.objects.using(realm_alias(name))
+            .filter(resolved_at_ms__isnull=True)
+            .order_by("-created_at_ms", "record_id")
+            .values("run_id", "record_id", "verdict", "rationale", "created_at_ms")[:limit]
+        )
+        out.extend(AuditVerdictRow(realm=name, **row) for row in rows)
+    out.sort(key=lambda row: (-row.created_at_ms, row.record_id))
+    return out[:limit], realms

@@ -1,0 +1,71 @@
+"""Holdings: per-scope record counts and floor pressure (docs/store-format.md §5.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_panel.store.realm_index import realm_index
+from memory_panel.store.records import SCOPE_ORDER
+from memory_panel.store.rows import panel_realms, realm_cursor
+from memory_panel.visibility import require_realm_history, scope_visible
+from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+
+@dataclass(frozen=True)
+class ScopeHoldings:
+    realm: str
+    scope_kind: str
+    scope_key: str
+    active: int
+    quarantined: int
+    superseded: int
+    tombstoned: int
+    body_bytes: int
+    floor_pressure: bool
+
+
+def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHoldings], list[str]]:
+    """Per-scope counts, only for scopes the caller may read, in MobKit's scope order."""
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    scopes: list[ScopeHoldings] = []
+    for name in realms:
+        scopes.extend(s for s in _realm_holdings(name) if scope_visible(access, s.scope_kind, s.scope_key))
+    scopes.sort(key=lambda s: (SCOPE_ORDER.get(s.scope_kind, len(SCOPE_ORDER)), s.realm, s.scope_key))
+    return scopes, realms
+
+
+def _realm_holdings(realm: str) -> Iterator[ScopeHoldings]:
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    index = realm_index(realm)
+    if index is not None:
+        rows = index.holdings()  # kept current from the audit feed: no GROUP BY per page view
+    else:
+        rows = realm_cursor(realm).execute(
+            "SELECT scope_kind, scope_key, status_kind, COUNT(*), COALESCE(SUM(LENGTH(body)), 0)"
+            " FROM records GROUP BY 1, 2, 3"
+        ).fetchall()
+    for scope_kind, scope_key, status, count, body_chars in rows:
+        bucket = counts.setdefault((scope_kind, scope_key), {"body_bytes": 0})
+        # spec §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
+        key = status if status in ("active", "quarantined", "superseded", "tombstoned") else "active"
+        bucket[key] = bucket.get(key, 0) + count
+        bucket["body_bytes"] += body_chars
+    for (scope_kind, scope_key), bucket in counts.items():
+        active = bucket.get("active", 0)
+        yield ScopeHoldings(
+            realm=realm,
+            scope_kind=scope_kind,
+            scope_key=scope_key,
+            active=active,
+            quarantined=bucket.get("quarantined", 0),
+            superseded=bucket.get("superseded", 0),
+            tombstoned=bucket.get("tombstoned", 0),
+            body_bytes=bucket["body_bytes"],
+            floor_pressure=active >= FLOOR_RECORDS or bucket["body_bytes"] >= FLOOR_BYTES,
+        )

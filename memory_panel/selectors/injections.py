@@ -1,0 +1,50 @@
+"""The injection ledger: which record was put in front of which identity, when (docs/store-format.md §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_panel.models import Injection
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.rows import panel_realms
+from memory_panel.visibility import identity_visible, require_realm_history
+from memory_panel.wire.params import INJECTIONS_PER_RECORD
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+
+@dataclass(frozen=True)
+class InjectionRow:
+    realm: str
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: str
+    at_ms: int
+
+
+def record_injections(alias: str, realm: str, memory_id: str) -> list[InjectionRow]:
+    rows = (
+        Injection.objects.using(alias)
+        .filter(record_id=memory_id)
+        .order_by("-at_ms", "-injection_id")
+        .values("record_id", "identity", "session_key", "surface", "at_ms")[:INJECTIONS_PER_RECORD]
+    )
+    return [InjectionRow(realm=realm, **row) for row in rows]
+
+
+def injection_log(*, access: Access, realm: str | None, limit: int) -> tuple[list[InjectionRow], list[str]]:
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    out: list[InjectionRow] = []
+    for name in realms:
+        rows = (
+            Injection.objects.using(realm_alias(name))
+            .order_by("-injection_id")
+            .values("record_id", "identity", "session_key", "surface", "at_ms")[:limit]
+        )
+        out.extend(InjectionRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"]))
+    out.sort(key=lambda row: row.at_ms, reverse=True)
+    return out[:limit], realms

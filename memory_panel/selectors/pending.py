@@ -1,0 +1,89 @@
+"""Work waiting on the runtime: proposals not yet committed and sessions awaiting harvest (docs/store-format.md §5.6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_panel.models import PendingHarvest, Proposal
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.records import parse_json_text
+from memory_panel.store.rows import panel_realms
+from memory_panel.visibility import identity_visible, require_realm_history, scope_visible
+from memory_panel.wire.results import author_debug
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+
+@dataclass(frozen=True)
+class ProposalRow:
+    realm: str
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    title: str
+    kind: str
+    author: str
+    status: str
+    created_at_ms: int
+    tainted: bool
+
+
+def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple[list[ProposalRow], list[str]]:
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    out: list[ProposalRow] = []
+    for name in realms:
+        rows = (
+            Proposal.objects.using(realm_alias(name))
+            .filter(status__in=("pending", "held"))
+            .order_by("created_at_ms", "proposal_id")
+            .values("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint")
+        )
+        for row in rows[:limit]:
+            if not scope_visible(access, row["scope_kind"], row["scope_key"]):
+                continue
+            record = parse_json_text(row["record"])
+            record = record if isinstance(record, dict) else {}
+            out.append(
+                ProposalRow(
+                    realm=name,
+                    proposal_id=row["proposal_id"],
+                    scope_kind=row["scope_kind"],
+                    scope_key=row["scope_key"],
+                    title=str(record.get("title", "")),
+                    kind=str(record.get("kind", "")),
+                    author=author_debug(parse_json_text(row["author"])),
+                    status=row["status"],
+                    created_at_ms=row["created_at_ms"],
+                    tainted=row["taint"] is not None,
+                )
+            )
+    out.sort(key=lambda p: p.created_at_ms)
+    return out[:limit], realms
+
+
+@dataclass(frozen=True)
+class HarvestRow:
+    realm: str
+    identity: str
+    session_key: str | None
+    cause: str
+    retired_at_ms: int
+
+
+def pending_harvests(*, access: Access, realm: str | None, limit: int) -> tuple[list[HarvestRow], list[str]]:
+    require_realm_history(access)
+    realms = panel_realms(realm)
+    out: list[HarvestRow] = []
+    for name in realms:
+        rows = (
+            PendingHarvest.objects.using(realm_alias(name))
+            .filter(status="pending")
+            .order_by("retired_at_ms")
+            .values("identity", "session_key", "cause", "retired_at_ms")[:limit]
+        )
+        out.extend(HarvestRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"]))
+    out.sort(key=lambda row: row.retired_at_ms)
+    return out[:limit], realms

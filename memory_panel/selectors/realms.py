@@ -1,0 +1,64 @@
+"""Realm-level summaries for the console shell: which realms exist, how big, which store format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db import DatabaseError, connections
+
+from memory_panel.errors import UnknownRealm
+from memory_panel.store.realms import realm_alias, realm_names, store_format
+from memory_panel.visibility import can_read_realm_history
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+# Counting stops here (a capped count, as Datasette shows): the shell costs one bounded query per
+# realm however large a realm grows.
+RECORD_COUNT_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class RealmSummary:
+    name: str
+    record_count: int | None  # None when the file could not be read, or the caller may not count
+    count_capped: bool  # True when the realm holds more than RECORD_COUNT_CAP records
+    format_label: str | None
+    error: str | None = None
+
+    @property
+    def count_label(self) -> str:
+        if self.record_count is None:
+            return "–"
+        return f"{self.record_count:,}+" if self.count_capped else f"{self.record_count:,}"
+
+
+def realm_summaries(*, access: Access) -> list[RealmSummary]:
+    """Every realm with a store file, in name order; an unreadable file is reported, not raised.
+
+    Counts cover every scope and status, so only a caller with realm-wide read may see them.
+    """
+    counted = can_read_realm_history(access)
+    summaries = (_realm_summary(name, counted=counted) for name in realm_names())
+    return [summary for summary in summaries if summary is not None]
+
+
+def _realm_summary(name: str, *, counted: bool) -> RealmSummary | None:
+    try:
+        alias = realm_alias(name)
+        count = None
+        if counted:
+            with connections[alias].cursor() as cursor:
+                cursor.execute(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM records LIMIT %s)", [RECORD_COUNT_CAP + 1]
+                )
+                (count,) = cursor.fetchone()
+        label = store_format(name).label
+    except UnknownRealm:
+        return None  # the file went away between listing the directory and opening it
+    except DatabaseError as exc:
+        return RealmSummary(name, None, False, None, error=f"unreadable: {exc}")
+    if count is None:
+        return RealmSummary(name, None, False, label)
+    return RealmSummary(name, min(count, RECORD_COUNT_CAP), count > RECORD_COUNT_CAP, label)

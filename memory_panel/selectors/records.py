@@ -1,0 +1,215 @@
+"""Records: one keyset page of the rows the caller may read, newest first (docs/store-format.md §5.1).
+
+The JSON-RPC method and the HTML Records page both call ``record_list``, so ordering, cursor and
+visibility have one implementation (docs/wire-contract.md §1.2, docs/access.md §2.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from memory_panel.cursor import Cursor, keyset_predicate
+from memory_panel.errors import UnknownRealm
+from memory_panel.models import Record
+from memory_panel.store.realm_index import IndexQuery, RealmIndex, realm_index
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.records import MemoryRecord, decode_record
+from memory_panel.store.rows import list_rows, panel_realms, records_by_id
+from memory_panel.visibility import (
+    hidden_scope_kinds,
+    record_visible,
+    require_record_list,
+    scope_checker,
+    sees_quarantined,
+)
+from memory_panel.wire.params import RecordFilter
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+# Rows read per round trip while filling a page with rows the caller may see.
+FILL_BATCH_MIN = 64
+# Most index keys read in one round trip while scope grants hide most of them.
+INDEX_BATCH_MAX = 4096
+
+@dataclass(frozen=True)
+class RecordPage:
+    records: list[MemoryRecord]
+    next_cursor: Cursor | None
+    realms: list[str]
+
+
+def record_list(
+    *,
+    access: Access,
+    realm: str | None,
+    filters: RecordFilter,
+    limit: int,
+    cursor: Cursor | None,
+) -> RecordPage:
+    """One keyset page, newest first, holding only rows the caller may see.
+
+    Two deliberate improvements over MobKit with the same wire format: hidden rows never consume
+    the page (each realm is read until it yields ``limit + 1`` visible rows), and the cursor
+    pages through several realms merged in (updated_at_ms, id) order.
+    """
+    require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
+    realms = panel_realms(realm)
+    rows: list[MemoryRecord] = []
+    for name in realms:
+        rows.extend(_visible_rows(access, name, filters, cursor, limit + 1))
+    rows.sort(key=lambda r: (r.updated_at_ms, r.id), reverse=True)
+    page = rows[:limit]
+    next_cursor = Cursor.after(page[-1]) if len(rows) > limit else None
+    return RecordPage(page, next_cursor, realms)
+
+
+def _visible_rows(
+    access: Access,
+    realm: str,
+    filters: RecordFilter,
+    cursor: Cursor | None,
+    want: int,
+) -> list[MemoryRecord]:
+    """Up to ``want`` visible rows of one realm after ``cursor``, reading on past hidden rows."""
+    try:
+        alias = realm_alias(realm)
+    except UnknownRealm:
+        return []  # the file went away since discovery: nothing to show for it
+    hidden_kinds = hidden_scope_kinds(access)
+    hide_quarantined = not sees_quarantined(access)
+    index = realm_index(realm)
+    if index is not None:
+        query = IndexQuery(
+            **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
+        )
+        scope_ok = scope_checker(access)
+        scopes = _few_readable_scopes(index, query, scope_ok)
+        next_chunk = partial(_index_chunk, index, alias, realm, query, scopes, scope_ok)
+    else:
+        queryset = list_rows(alias, realm).filter(**_equality_filters(filters))
+        if hide_quarantined:
+            queryset = queryset.exclude(status_kind="quarantined")
+        next_chunk = partial(_direct_chunk, queryset.exclude(scope_kind__in=hidden_kinds), realm)
+    # Hidden rows make a direct read overshoot; index chunks already hold only readable scopes.
+    batch = max(want, FILL_BATCH_MIN) if access.enforced and index is None else want
+    visible: list[MemoryRecord] = []
+    position = cursor
+    while len(visible) < want:
+        chunk, position = next_chunk(position, batch)
+        for record in chunk:
+            if record_visible(access, record):
+                visible.append(record)
+                if len(visible) == want:
+                    break
+        if position is None:
+            break
+    return visible
+
+
+def _direct_chunk(queryset, realm: str, after: Cursor | None, size: int) -> tuple[list[MemoryRecord], Cursor | None]:
+    """The next rows straight from the realm file, and where the following chunk starts (None: end)."""
+    if after is not None:
+        # The keyset predicate is SQL of its own (memory_panel/cursor.py), shared with the index.
+        sql, args = keyset_predicate(after, placeholder="%s")
+        queryset = queryset.extra(where=[sql], params=args)
+    rows = list(queryset.order_by("-updated_at_ms", "-memory_id")[:size])
+    records = [decode_record(realm, row) for row in rows]
+    more = len(rows) == size
+    return records, Cursor.after(records[-1]) if more else None
+
+
+def _index_chunk(
+    index: RealmIndex,
+    alias: str,
+    realm: str,
+    query: IndexQuery,
+    scopes: list[tuple[str, str]] | None,
+    scope_ok: Callable[[str, str], bool],
+    after: Cursor | None,
+    size: int,
+) -> tuple[list[MemoryRecord], Cursor | None]:
+    """The next rows whose scope the caller may read: keys from the index, rows from the realm file.
+
+    The index knows each entry's scope, so rows of scopes the caller may not read are skipped
+    before any row is read from the realm (a reader granted one agent of many would otherwise
+    decode a screenful of other agents' rows per visible one). The key batch doubles while
+    scopes hide most of it.
+    """
+    ids: list[str] = []
+    position = after
+    batch = size
+    while True:
+        if scopes is not None:
+            entries = index.page_entries_in_scopes(query, scopes, position, batch)
+        else:
+            entries = index.page_entries(query, position, batch)
+        for updated_at_ms, memory_id, scope_kind, scope_key in entries:
+            if scope_ok(scope_kind, scope_key):
+                ids.append(memory_id)
+                if len(ids) == size:  # stop at this entry: the next chunk starts right after it
+                    return records_by_id(alias, realm, ids), Cursor(updated_at_ms, memory_id)
+        if len(entries) < batch:
+            return records_by_id(alias, realm, ids), None
+        position = Cursor(*entries[-1][:2])
+        batch = min(batch * 2, INDEX_BATCH_MAX)
+
+
+# Up to this many readable scopes, a page seeks each scope's run of the index and merges them.
+FEW_SCOPES = 64
+
+
+def _few_readable_scopes(
+    index: RealmIndex, query: IndexQuery, scope_ok: Callable[[str, str], bool]
+) -> list[tuple[str, str]] | None:
+    """The scopes to seek one by one when the caller may read only a few of several; else None."""
+    if query.scope_kind is not None and query.scope_key is not None:
+        return None  # already one scope
+    candidates = [
+        (kind, key)
+        for kind, key in index.scopes()
+        if query.scope_kind in (None, kind) and kind not in query.hidden_scope_kinds
+    ]
+    readable = [scope for scope in candidates if scope_ok(*scope)]
+    return readable if len(readable) < len(candidates) and len(readable) <= FEW_SCOPES else None
+
+
+def _equality_filters(filters: RecordFilter) -> dict[str, str]:
+    wanted = {
+        "scope_kind": filters.scope_kind,
+        "scope_key": filters.scope_key,
+        "status_kind": filters.status,
+        "kind": filters.kind,
+        "trust": filters.trust,
+    }
+    return {column: value for column, value in wanted.items() if value is not None}
+
+
+def list_claimant_ids(*, records: list[MemoryRecord]) -> set[str]:
+    """List rows that are uncommitted claimants (as ``claimant_ids``), reading each prior once.
+
+    A list row does not carry its prior's status, so the priors are fetched in one query per realm.
+    """
+    priors_by_realm: dict[str, set[str]] = {}
+    for record in records:
+        if record.supersedes:
+            priors_by_realm.setdefault(record.realm, set()).add(record.supersedes)
+    committed: dict[tuple[str, str], str | None] = {}
+    for realm, prior_ids in priors_by_realm.items():
+        rows = (
+            Record.objects.using(realm_alias(realm))
+            .filter(memory_id__in=prior_ids)
+            .values_list("memory_id", "status_kind", "status_detail")
+        )
+        for memory_id, status, detail in rows:
+            committed[(realm, memory_id)] = detail if status == "superseded" else None
+    return {
+        record.id
+        for record in records
+        if record.supersedes
+        and (record.realm, record.supersedes) in committed
+        and committed[(record.realm, record.supersedes)] != record.id
+    }

@@ -1,0 +1,260 @@
+"""Realm discovery and read-only connections: the one module that opens a realm file.
+
+Realm files belong to the MobKit runtime. Every connection made here is a SQLite ``mode=ro`` URI
+with ``PRAGMA query_only``, so no code path in the console can create, migrate, lock for write or
+delete anything in them (spec memory-store §1).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from memory_panel import conf
+from django.db import connections
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
+
+from memory_panel.errors import StoreFailed, UnknownRealm
+
+REALM_SUFFIX = ".sqlite3"
+REALM_ALIAS_PREFIX = "realm:"
+# The runtime may hold a write transaction; a read waits this long before reporting the realm busy.
+BUSY_TIMEOUT_SECONDS = 5.0
+
+CURRENT_TABLES = (
+    "records",
+    "proposals",
+    "audit",
+    "stage",
+    "injections",
+    "pending_harvests",
+    "pending_promotions",
+    "dream_runs",
+    "dream_audit_verdicts",
+    "meerkat_schema",
+)
+OLDER_TABLES = CURRENT_TABLES[:7]
+
+_SAFE_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_HEX = "0123456789abcdefABCDEF"
+
+
+def encode_path_segment(value: str) -> str:
+    """MobKit's file-name encoding: keep ASCII alphanumerics, '-' and '_'; %XX (upper hex) the rest."""
+    out = [chr(b) if b in _SAFE_BYTES else f"%{b:02X}" for b in value.encode("utf-8")]
+    return "".join(out) or "_"
+
+
+def decode_path_segment(segment: str) -> str:
+    """Inverse of encode_path_segment; malformed escapes pass through verbatim, bytes decode lossily."""
+    raw = segment.encode("utf-8")
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        if raw[i : i + 1] == b"%" and _is_hex_pair(raw[i + 1 : i + 3]):
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _is_hex_pair(pair: bytes) -> bool:
+    return len(pair) == 2 and all(chr(c) in _HEX for c in pair)
+
+
+def agent_memory_root() -> Path:
+    return conf.agent_memory_root()
+
+
+def realm_path(name: str) -> Path:
+    return agent_memory_root() / f"{encode_path_segment(name)}{REALM_SUFFIX}"
+
+
+def realm_names() -> list[str]:
+    """Every realm with a store file, sorted; read from the directory each call so files come and go."""
+    root = agent_memory_root()
+    if not root.is_dir():
+        return []
+    names = {
+        decode_path_segment(entry.name[: -len(REALM_SUFFIX)])
+        for entry in root.iterdir()
+        if entry.name.endswith(REALM_SUFFIX) and entry.is_file()
+    }
+    return sorted(names)
+
+
+def realm_exists(name: str) -> bool:
+    return realm_path(name).is_file()
+
+
+def readonly_uri(path: Path) -> str:
+    return f"file:{quote(str(path.absolute()))}?mode=ro"
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A raw read-only connection, for code that pins one connection (the change watcher)."""
+    conn = sqlite3.connect(
+        readonly_uri(path), uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
+    )
+    conn.execute("PRAGMA query_only=1")
+    return conn
+
+
+_alias_lock = threading.Lock()
+
+
+def realm_alias(name: str) -> str:
+    """The Django database alias reading realm ``name``, registered on first use.
+
+    Raises UnknownRealm when the realm has no file: an alias must never make SQLite create one.
+    """
+    if not realm_exists(name):
+        raise UnknownRealm(name)
+    alias = f"{REALM_ALIAS_PREFIX}{name}"
+    if alias not in connections.settings:
+        with _alias_lock:
+            if alias not in connections.settings:
+                connections.settings[alias] = _realm_database_settings(realm_path(name))
+    return alias
+
+
+def _realm_database_settings(path: Path) -> dict:
+    default = connections.settings["default"]
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": readonly_uri(path),
+        "OPTIONS": {"timeout": BUSY_TIMEOUT_SECONDS, "init_command": "PRAGMA query_only=1"},
+        # A fresh connection per request: a replaced or restored realm file is seen at once.
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": False,
+        "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False,
+        "TIME_ZONE": None,
+        "USER": "",
+        "PASSWORD": "",
+        "HOST": "",
+        "PORT": "",
+        "TEST": {**default.get("TEST", {}), "NAME": None, "MIRROR": None, "MIGRATE": False},
+    }
+
+
+class _QueryDeadline:
+    """Interrupts a realm query that runs past the time limit, so no worker is held by one.
+
+    An execute wrapper starts the clock; SQLite's progress handler, called every few thousand
+    VM steps, aborts the statement once the deadline has passed (it raises "interrupted").
+    """
+
+    STEPS = 10_000
+
+    def __init__(self, limit_seconds: float) -> None:
+        self.limit_seconds = limit_seconds
+        self.deadline: float | None = None
+
+    def __call__(self, execute, sql, params, many, context):
+        self.deadline = time.monotonic() + self.limit_seconds
+        return execute(sql, params, many, context)
+
+    def progress(self) -> int:
+        return int(self.deadline is not None and time.monotonic() > self.deadline)
+
+
+@receiver(connection_created)
+def _limit_realm_queries(sender, connection, **kwargs) -> None:
+    if not connection.alias.startswith(REALM_ALIAS_PREFIX):
+        return
+    deadline = _QueryDeadline(conf.realm_query_timeout_ms() / 1000)
+    connection.connection.set_progress_handler(deadline.progress, _QueryDeadline.STEPS)
+    # The wrapper object outlives its connection (CONN_MAX_AGE 0 reconnects every request), so the
+    # previous connection's deadline goes: appending alone nests one more wrapper per request.
+    connection.execute_wrappers[:] = [w for w in connection.execute_wrappers if not isinstance(w, _QueryDeadline)]
+    connection.execute_wrappers.append(deadline)
+
+
+def store_failed(error: BaseException) -> StoreFailed:
+    """What a caller is told when a realm read fails (never a traceback, never a 500)."""
+    if "interrupted" in str(error):
+        return StoreFailed(
+            f"agent memory panel failed: the realm query ran past the "
+            f"{conf.realm_query_timeout_ms()} ms time limit"
+        )
+    return StoreFailed(f"agent memory panel failed: {error}")
+
+
+def forget_realm_connections() -> None:
+    """Close and unregister every realm alias (tests use it between cases; nothing else needs to)."""
+    with _alias_lock:
+        for alias in [a for a in connections.settings if a.startswith(REALM_ALIAS_PREFIX)]:
+            if hasattr(connections._connections, alias):
+                getattr(connections._connections, alias).close()
+                delattr(connections._connections, alias)
+            del connections.settings[alias]
+
+
+@dataclass(frozen=True)
+class StoreFormat:
+    """What one realm file holds: which tables, and whether records carry ever_quarantined."""
+
+    tables: frozenset[str]
+    has_ever_quarantined: bool
+    schema_version: int | None  # the meerkat_schema ledger row for 'mobkit-memory', if any
+
+    @property
+    def label(self) -> str:
+        if "meerkat_schema" in self.tables:
+            return f"current (ledger v{self.schema_version})" if self.schema_version else "current"
+        return "older (7 tables)"
+
+    def has(self, table: str) -> bool:
+        return table in self.tables
+
+
+_format_cache: dict[tuple[str, int], StoreFormat] = {}
+
+
+def store_format(name: str) -> StoreFormat:
+    """The realm's format, cached by SQLite's schema cookie so a migrated file is re-read."""
+    cursor = connections[realm_alias(name)].cursor()
+    try:
+        schema_cookie = cursor.execute("PRAGMA schema_version").fetchone()[0]
+        key = (name, schema_cookie)
+        cached = _format_cache.get(key)
+        if cached is not None:
+            return cached
+        tables = frozenset(
+            row[0] for row in cursor.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        )
+        columns = (
+            {row[1] for row in cursor.execute("PRAGMA table_info(records)")}
+            if "records" in tables
+            else set()
+        )
+        version = None
+        if "meerkat_schema" in tables:
+            row = cursor.execute(
+                "SELECT version FROM meerkat_schema WHERE domain='mobkit-memory'"
+            ).fetchone()
+            version = row[0] if row else None
+    finally:
+        cursor.close()
+    fmt = StoreFormat(tables, "ever_quarantined" in columns, version)
+    _format_cache[key] = fmt
+    return fmt
+
+
+class RealmRouter:
+    """Realm aliases hold MobKit's tables only, and the console never migrates them."""
+
+    def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints) -> bool | None:
+        if db.startswith(REALM_ALIAS_PREFIX):
+            return False
+        if app_label == "memory_panel":
+            return False
+        return None

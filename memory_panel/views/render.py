@@ -1,0 +1,84 @@
+"""How every HTML route answers: the htmx fragment or the whole page, and errors as pages.
+
+``panel_view`` is the one view convention: sign-in required, GET/HEAD only, ``Vary: HX-Request``,
+the caller's Access passed in, and a domain error rendered as a clear page with the HTTP status
+from ``HTTP_STATUS`` (the HTML twin of the JSON-RPC code table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from memory_panel.errors import AccessDenied, InvalidParams, NotFound, PanelError, StoreFailed
+from memory_panel.store.realms import store_failed
+from mobkit_console.access.caller import access_for_user
+
+# Most specific class first; any other domain error is the store's fault, never the caller's.
+HTTP_STATUS: tuple[tuple[type[PanelError], int], ...] = (
+    (InvalidParams, 400),
+    (AccessDenied, 403),
+    (NotFound, 404),
+    (StoreFailed, 503),
+)
+
+
+def http_status(error: PanelError) -> int:
+    return next((status for kind, status in HTTP_STATUS if isinstance(error, kind)), 503)
+
+
+def render_page(
+    request: HttpRequest, page: str, fragment: str, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    """The fragment alone for an HX-Request, the whole page otherwise.
+
+    A history restore is an HX-Request too, but it replaces the whole body, so it gets the page.
+    Caches must keep the two answers apart: ``Vary: HX-Request``.
+    """
+    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    response = render(request, fragment if partial else page, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section's data, or the denial shown in its place: "no grant", never a fake empty (docs/ui.md §4)."""
+
+    data: Any = None
+    denied: AccessDenied | None = None
+
+
+def section(selector: Callable[..., Any], **kwargs: Any) -> Section:
+    try:
+        return Section(data=selector(**kwargs))
+    except AccessDenied as error:
+        return Section(denied=error)
+
+
+def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Sign-in, GET/HEAD, ``Vary: HX-Request``, ``view(request, access, ...)``, errors as pages."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            try:
+                return view(request, access_for_user(request.user), *args, **kwargs)
+            except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
+                raise store_failed(failure) from failure
+        except PanelError as error:
+            status = http_status(error)
+            context = {"error": error, "denied": isinstance(error, AccessDenied), "status": status}
+            return render(request, "memory_panel/error.html", context, status=status)
+
+    return login_required(require_safe(vary_on_headers("HX-Request")(wrapper)))
