@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from memory_panel.api import ApiMethod
+    from memory_panel.api.method import ApiMethod
     from mobkit_console.access.caller import Access
 
 Handler = Callable[..., dict[str, Any]]

@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from memory_panel.store.realms import connect_readonly, realm_names, realm_path
-from memory_panel.wire.results import author_debug
+from memory_panel.wire.rust_debug import author_debug
 
 from .events import SYSTEM_IDENTITY
 from .ingest import IncomingEvent
