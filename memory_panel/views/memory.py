@@ -37,7 +37,7 @@ from memory_panel.wire.params import (
 from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
-# The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md, HTTP routes).
+# The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
 
 
