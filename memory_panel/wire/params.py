@@ -56,34 +56,29 @@ def parse_limit(raw: Any, *, default: int, maximum: int) -> int:
     return max(1, min(raw, maximum))
 
 
+def _one_of(name: str, raw: Any, allowed: tuple[str, ...]) -> str | None:
+    value = param_str({name: raw}, name)
+    if value is not None and value not in allowed:
+        raise InvalidParams(f"unknown {name} '{value}'")
+    return value
+
+
 def parse_scope(raw: Any) -> str | None:
-    scope = param_str({"scope": raw}, "scope")
-    if scope is not None and scope not in SCOPE_KINDS:
-        raise InvalidParams(f"unknown scope '{scope}'")
-    return scope
+    return _one_of("scope", raw, SCOPE_KINDS)
 
 
 def parse_status(raw: Any) -> str | None:
-    status = param_str({"status": raw}, "status")
-    if status is not None and status not in STATUS_KINDS:
-        raise InvalidParams(f"unknown status '{status}'")
-    return status
+    return _one_of("status", raw, STATUS_KINDS)
 
 
 def parse_kind(raw: Any) -> str | None:
     """A memory kind filter (console extension: MobKit's panel filters kind client-side)."""
-    kind = param_str({"kind": raw}, "kind")
-    if kind is not None and kind not in MEMORY_KINDS:
-        raise InvalidParams(f"unknown kind '{kind}'")
-    return kind
+    return _one_of("kind", raw, MEMORY_KINDS)
 
 
 def parse_trust(raw: Any) -> str | None:
     """A trust tier filter (console extension, as ``parse_kind``)."""
-    trust = param_str({"trust": raw}, "trust")
-    if trust is not None and trust not in TRUST_TIERS:
-        raise InvalidParams(f"unknown trust '{trust}'")
-    return trust
+    return _one_of("trust", raw, TRUST_TIERS)
 
 
 def parse_realm(raw: Any) -> str | None:
