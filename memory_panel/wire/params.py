@@ -1,7 +1,7 @@
 """MobKit's panel params in one place: limits, filters, cursors, realm names.
 
 Both the JSON-RPC methods and the HTML views go through these functions, so a filter, limit or
-cursor means the same thing on every surface (spec memory-store §5, console-panel-and-access §1).
+cursor means the same thing on every surface (docs/store-format.md §5, docs/wire-contract.md §1).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from memory_panel.errors import InvalidParams, UnknownRealm
 from memory_panel.store.realms import realm_exists
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 
-# spec console-panel-and-access §1.2
+# docs/wire-contract.md §1.2
 RECORDS_DEFAULT_LIMIT = 50
 RECORDS_MAX_LIMIT = 200
 CHAIN_MAX = 32
@@ -49,7 +49,7 @@ def param_str(params: dict[str, Any], name: str) -> str | None:
 
 
 def parse_limit(raw: Any, *, default: int, maximum: int) -> int:
-    """spec §1.2: a JSON unsigned integer clamped to [1, max]; anything else is the default."""
+    """docs/wire-contract.md §1.2: a JSON unsigned integer clamped to [1, max]; anything else is the default."""
     # MobKit reads the value with serde's as_u64: a bool, a float or anything past u64 is not one.
     if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < 2**64:
         return default
@@ -90,7 +90,7 @@ def parse_realm(raw: Any) -> str | None:
 
 
 def record_filter(params: dict[str, Any]) -> RecordFilter:
-    """spec §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
+    """docs/wire-contract.md §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
     scope = parse_scope(params.get("scope"))
     status = parse_status(params.get("status"))
     identity = param_str(params, "identity")

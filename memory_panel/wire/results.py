@@ -53,7 +53,7 @@ def record_json(record: MemoryRecord, *, with_body: bool) -> dict[str, Any]:
     out["usage"] = record.usage
     out["ever_quarantined"] = record.ever_quarantined
     if with_body:
-        # The newest MobKit console adds the hash quarantine/decide needs (spec §1.2 (b)).
+        # The newest MobKit console adds the hash quarantine/decide needs (docs/wire-contract.md §1.2 (b)).
         out["content_hash"] = record.content_hash
     if record.malformed:
         out["malformed_columns"] = list(record.malformed)
