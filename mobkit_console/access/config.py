@@ -114,7 +114,7 @@ _watcher_lock = threading.Lock()
 
 def _watcher_for_settings() -> _Watcher | None:
     global _watcher
-    configured = settings.MOBKIT_ACCESS_CONFIG
+    configured = getattr(settings, "MOBKIT_ACCESS_CONFIG", None)  # a host project may not set it
     if configured is None:
         return None
     path = Path(configured)
