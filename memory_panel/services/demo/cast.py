@@ -8,6 +8,8 @@ DAY_MS = 86_400_000
 IDENTITIES = ("identity:luka", "identity:ana", "identity:router", "identity:mira", "identity:tomas")
 MOB = "ops"
 OPERATOR_NAME = "oncall"
+# The operator who reviews quarantined records (a QuarantineReviewer, docs/store-format.md §3).
+OPERATOR_REVIEWER = {"kind": "operator", "principal": "maria@example.com"}
 # docs/store-format.md §6 taint sources, as the LLM write gate words its reason (§7.2).
 TAINT_WEB = "session tainted by web tool 'web_fetch'"
 TAINT_MCP = "session tainted by MCP server 'scraper' (tool 'get_page')"

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from memory_panel.services.demo.cast import DAY_MS, IDENTITIES, MOB
+from memory_panel.services.demo.phrases import DAYS, FACTS, PEOPLE, SUBJECTS, TAGS
 from memory_panel.services.store_writer import (
     APPLICATION,
     ManualClock,
@@ -18,31 +19,20 @@ from memory_panel.services.store_writer import (
     realm_scope,
 )
 
-_PAD_SUBJECTS = ("the Berlin offsite", "the Lisbon trip", "the quarterly review", "the booking tool",
-                 "the expense run", "the on-call rota", "the visa letters", "the team dinner",
-                 "the deploy pipeline", "the hotel shortlist", "the vendor contract", "the Oslo office")
-_PAD_FACTS = ("moved to {day}", "needs sign-off from {person}", "is owned by {person} now",
-              "breaks when more than {n} people are added", "has a {n}-day lead time",
-              "was rescheduled after {person} raised a conflict", "should be checked every {day}")
-_PAD_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-_PAD_PEOPLE = ("Luka", "Ana", "Mira", "Tomas", "Petra", "Maria", "Jonas")
-_PAD_TAGS = ("travel", "ops", "finance", "hr", "deploys", "lisbon", "berlin", "oslo", "vendors", "food")
-
-
 def _pad_ops(realm: str, count: int, start_ms: int) -> Iterator[dict[str, Any]]:
     rng = random.Random(20260101)
     scopes = [identity_scope(realm, i) for i in IDENTITIES] + [mob_scope(realm, MOB), realm_scope(realm)]
     kinds = ("preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference")
     for n in range(count):
-        subject = rng.choice(_PAD_SUBJECTS)
-        fact = rng.choice(_PAD_FACTS).format(day=rng.choice(_PAD_DAYS), person=rng.choice(_PAD_PEOPLE),
+        subject = rng.choice(SUBJECTS)
+        fact = rng.choice(FACTS).format(day=rng.choice(DAYS), person=rng.choice(PEOPLE),
                                              n=rng.randint(2, 40))
         title = f"{subject[0].upper()}{subject[1:]} {fact} (note {n + 1})"
-        body = (f"Noted while planning: {subject} {fact}. {rng.choice(_PAD_PEOPLE)} confirmed it on "
-                f"{rng.choice(_PAD_DAYS)}; revisit if {subject} changes owner.")
+        body = (f"Noted while planning: {subject} {fact}. {rng.choice(PEOPLE)} confirmed it on "
+                f"{rng.choice(DAYS)}; revisit if {subject} changes owner.")
         at = start_ms + n
         yield create_op(rng.choice(scopes), new_record(kind=rng.choice(kinds), title=title, body=body,
-                                                       tags=rng.sample(_PAD_TAGS, 2)),
+                                                       tags=rng.sample(TAGS, 2)),
                         created_at_ms=at, updated_at_ms=at)
 
 

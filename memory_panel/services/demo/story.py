@@ -19,6 +19,7 @@ from memory_panel.services.demo.cast import (
     IDENTITIES,
     MOB,
     OPERATOR_NAME,
+    OPERATOR_REVIEWER,
     TAINT_MCP,
     TAINT_WEB,
     session_key,
@@ -36,8 +37,6 @@ from memory_panel.services.store_writer import (
     realm_scope,
     verification_claim,
 )
-
-OPERATOR_REVIEWER = {"kind": "operator", "principal": "maria@example.com"}
 
 
 @dataclass
