@@ -20,10 +20,11 @@ from memory_panel.store.realms import REALM_SUFFIX, decode_path_segment
 
 
 class NotADemoRealm(Exception):
-    """A realm file ``seed_demo`` did not write; the activity refuses to touch it."""
+    """A realm with no file, or a file ``seed_demo`` did not write; the activity refuses it."""
 
     def __init__(self, realm: str, path: Path) -> None:
-        super().__init__(f"realm '{realm}' ({path}) has no demo marker: demo_activity writes only "
+        problem = "has no demo marker" if path.is_file() else "does not exist"
+        super().__init__(f"realm '{realm}' ({path}) {problem}: demo_activity writes only "
                          "realm files seed_demo created")
         self.realm = realm
 
@@ -65,7 +66,8 @@ def run_activity(*, root: Path, realms: Sequence[str], interval: float, rounds: 
                 try:
                     line = run_beat(root, realm, beat, words)
                 except StoreWriteError as exc:  # the realm refused this beat; nothing of its batch was written
-                    line = f"{beat.__name__} skipped: {exc}"
+                    report(f"{realm}: {beat.__name__} skipped: {exc}")
+                    line = None
                 if line is not None:
                     done += 1
                     report(f"{realm}: {line}")
