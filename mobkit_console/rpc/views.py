@@ -6,7 +6,6 @@ an unauthenticated call, -32030 with data at HTTP 200, its messages) is the cont
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -18,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from memory_panel.realms import store_error_message
 from mobkit_console.access.caller import Access, access_for_user
+from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -42,13 +42,13 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
     except RequestDataTooBig:
         return _error_response(None, INVALID_REQUEST, "request body too large", status=413)
     try:
-        payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        payload = None
-        if request.user.is_authenticated:
-            return _error_response(None, PARSE_ERROR, "Parse error")
+        payload, refused = _parse_body(raw), None
+    except RpcError as error:
+        payload, refused = None, error
     if not request.user.is_authenticated:
         return _unauthorized(payload.get("id") if isinstance(payload, dict) else None)
+    if refused is not None:
+        return JsonResponse(_error_body(None, refused))
 
     access = access_for_user(request.user)
     if isinstance(payload, list):
@@ -62,6 +62,18 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
         return JsonResponse(replies, safe=False) if replies else HttpResponse(status=204)
     reply = _dispatch(payload, access)
     return JsonResponse(reply) if reply is not None else HttpResponse(status=204)
+
+
+def _parse_body(raw: bytes) -> Any:
+    """The body's JSON; RpcError -32700 for text that is not JSON, -32600 naming the field for JSON
+    the console cannot answer (NaN, a lone surrogate, deep nesting: see jsonbody)."""
+    try:
+        return json_loads_strict(raw)
+    except JsonBodyError as error:
+        where = error.field(single="request", batch="batch")
+        raise RpcError(INVALID_REQUEST, f"Invalid Request: {where}: {error.problem}") from error
+    except ValueError as error:  # UnicodeDecodeError included
+        raise RpcError(PARSE_ERROR, "Parse error") from error
 
 
 def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
