@@ -7,6 +7,9 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+from mobkit_console.origins import origin_parse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -52,6 +55,15 @@ ALLOWED_HOSTS = [
     for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
     if host.strip()
 ]
+
+# Pages that may open cookie-signed-in sockets, as full origins (https://console.example.com):
+# behind a TLS proxy, the public origin. Empty: the origin the socket itself was served on.
+MOBKIT_ALLOWED_ORIGINS = [
+    origin.strip() for origin in os.environ.get("MOBKIT_ALLOWED_ORIGINS", "").split(",") if origin.strip()
+]
+for _origin in MOBKIT_ALLOWED_ORIGINS:
+    if origin_parse(_origin) is None:
+        raise ImproperlyConfigured(f"MOBKIT_ALLOWED_ORIGINS: {_origin!r} is not an origin like https://console.example.com")
 
 INSTALLED_APPS = [
     "daphne",  # first, so runserver serves ASGI (HTTP and WebSocket)
