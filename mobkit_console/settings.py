@@ -38,6 +38,10 @@ MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", 
 # Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
 MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
 
+# One JSON-RPC request (a batch of up to 100 calls) runs calls for at most about this long; the
+# calls after it is spent are answered with a request_budget_exhausted error without being run.
+MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS", "").strip() or 5000)
+
 # The console's own index of realm ordering keys (memory_panel/realm_index.py): realms with fewer
 # rows are read directly; the index is rebuilt in the background every so often to reconcile.
 MOBKIT_REALM_INDEX_MIN_ROWS = int(os.environ.get("MOBKIT_REALM_INDEX_MIN_ROWS", "20000"))

@@ -41,3 +41,13 @@ def access_denied(action: str, resource: str | None = None) -> RpcError:
 
 def read_only() -> RpcError:
     return RpcError(READ_ONLY, "console is read-only", {"kind": "read_only"})
+
+
+def request_budget_exhausted(budget_ms: int) -> RpcError:
+    """A batch call not run because its request spent MOBKIT_RPC_REQUEST_BUDGET_MS (the console's
+    own error; MobKit has no batch budget). Sending the call again in a new request is safe."""
+    return RpcError(
+        INTERNAL_ERROR,
+        f"request budget exhausted: the batch spent its {budget_ms} ms before this call; send it again",
+        {"kind": "request_budget_exhausted", "budget_ms": budget_ms},
+    )

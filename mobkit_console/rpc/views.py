@@ -7,8 +7,11 @@ an unauthenticated call, -32030 with data at HTTP 200, its messages) is the cont
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -25,6 +28,7 @@ from mobkit_console.rpc.errors import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RpcError,
+    request_budget_exhausted,
 )
 from mobkit_console.rpc.registry import method_get
 
@@ -58,7 +62,7 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
             return _error_response(
                 None, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} calls"
             )
-        replies = [reply for call in payload if (reply := _dispatch(call, access)) is not None]
+        replies = [reply for reply in _dispatch_batch(payload, access) if reply is not None]
         return JsonResponse(replies, safe=False) if replies else HttpResponse(status=204)
     reply = _dispatch(payload, access)
     return JsonResponse(reply) if reply is not None else HttpResponse(status=204)
@@ -76,8 +80,22 @@ def _parse_body(raw: bytes) -> Any:
         raise RpcError(PARSE_ERROR, "Parse error") from error
 
 
-def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
-    """One request object → its response object, or None for a notification."""
+def _dispatch_batch(calls: list[Any], access: Access) -> Iterator[dict[str, Any] | None]:
+    """The batch's calls in order, within the request's time budget (MOBKIT_RPC_REQUEST_BUDGET_MS).
+
+    A running call is never interrupted (each realm query has its own deadline), so the first call
+    always runs; once the budget is spent, the rest are answered without being run.
+    """
+    budget_ms = settings.MOBKIT_RPC_REQUEST_BUDGET_MS
+    deadline = time.monotonic() + budget_ms / 1000
+    for position, call in enumerate(calls):
+        spent = position > 0 and time.monotonic() >= deadline
+        yield _dispatch(call, access, refused=request_budget_exhausted(budget_ms) if spent else None)
+
+
+def _dispatch(call: Any, access: Access, *, refused: RpcError | None = None) -> dict[str, Any] | None:
+    """One request object → its response object, or None for a notification; ``refused`` answers a
+    valid call with that error instead of running it."""
     if (
         not isinstance(call, dict)
         or call.get("jsonrpc") != "2.0"
@@ -89,6 +107,8 @@ def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
     is_notification = "id" not in call
     request_id = call.get("id")
     try:
+        if refused is not None:
+            raise refused
         result = _call(call["method"], call.get("params"), access)
     except RpcError as error:
         return None if is_notification else _error_body(request_id, error)
