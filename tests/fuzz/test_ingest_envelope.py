@@ -12,7 +12,7 @@ from mobkit_console.timeline.events import EVENT_TYPES
 from mobkit_console.timeline.models import TimelineEvent
 from tests.fuzz.strategies import dumps, hostile_values, json_values
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)  # the async view closes old connections, as in tests/timeline
 
 TOKEN = "fuzz-ingest-secret"
 
@@ -34,7 +34,7 @@ envelopes = st.fixed_dictionaries(
 bodies = envelopes | st.lists(envelopes, min_size=1, max_size=3) | hostile_values
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=bodies)
 def test_any_ingest_body_is_stored_whole_or_refused_whole_with_a_json_answer(ingest_settings, body):
     before = TimelineEvent.objects.count()
