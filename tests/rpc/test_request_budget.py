@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memory_panel.demo import seed_demo
+from memory_panel.services.demo import seed_demo
 from tests.rpc.conftest import PANEL, USER, post_raw
 
 pytestmark = pytest.mark.django_db
