@@ -8,6 +8,7 @@ Fixtures only; what they build comes from tests/support (plain modules every tes
   test shares): call ``.advance(ms)`` between writes, or leave it still to make updated_at_ms tie.
 - ``demo_realms`` → the ``DemoSummary`` of ``seed_demo`` written into ``agent_memory_dir``
   (realms ``default`` and ``team:blue``; ``demo_realms.ids`` names the story's records).
+- ``world`` → the RPC world of tests/support/worlds.py, written once per module.
 - ``access_toml(text)`` → writes access.toml (in place, or renamed over it where a directory's
   ``access_toml_atomic`` says so) and points the console at it.
 - ``posture(name)`` → the same for a posture of ``tests.support.postures.BY_NAME``.
@@ -31,7 +32,7 @@ from tests.support.clients import local_part_user, signed_in_client
 from tests.support.postures import BY_NAME, READER, write_access_toml
 from tests.support.realm_guard import allow_realm_aliases
 from tests.support.rpc import call_ok
-from tests.support.worlds import RealmWriterFactory
+from tests.support.worlds import RealmWriterFactory, World, build_world
 
 
 def pytest_sessionstart(session) -> None:
@@ -79,6 +80,21 @@ def realm_writer(agent_memory_dir: Path) -> Iterator[RealmWriterFactory]:
 @pytest.fixture
 def demo_realms(agent_memory_dir: Path) -> DemoSummary:
     return seed_demo(root=agent_memory_dir)
+
+
+@pytest.fixture(scope="module")
+def world_files(tmp_path_factory) -> World:
+    """The world is only read by the console, so one copy serves a whole module."""
+    return build_world(tmp_path_factory.mktemp("world") / "agent-memory")
+
+
+@pytest.fixture
+def world(world_files: World, settings) -> World:
+    """The RPC world (tests/support/worlds.py ``build_world``), open to every caller."""
+    settings.MOBKIT_PERSISTENT_STATE = world_files.root.parent
+    settings.MOBKIT_AGENT_MEMORY_ROOT = world_files.root
+    settings.MOBKIT_ACCESS_CONFIG = None
+    return world_files
 
 
 @pytest.fixture

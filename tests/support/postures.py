@@ -88,6 +88,14 @@ ADMIN_READS = HEADER + READS
 # Reads on identity:scout alone, no unscoped read; no groups.
 SCOUT_ONLY = ADMIN_ONLY_HEADER + SCOUT_ONLY_RULE
 
+# The RPC and gate tables' postures, each with the subject that calls under it ("open": no access.toml).
+CALLERS: dict[str, tuple[str | None, str]] = {
+    "open": (None, USER),
+    **{name: (text, REVIEWER if name == "reviewer" else USER) for name, text in POSTURES.items()},
+    "bare_reviewer": (BARE_REVIEWER, REVIEWER),
+    "admin": (ADMIN_READS, ROOT),
+}
+
 # The Memory panel pages and browser journeys: readers read every scope, reviewers review, one
 # subject reads all but operator memory and one reads identity:luka alone.
 STANDARD = f"""

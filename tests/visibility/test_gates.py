@@ -16,34 +16,14 @@ from memory_panel import visibility
 from memory_panel.errors import AccessDenied
 from memory_panel.store.records import MemoryRecord
 from mobkit_console.access.caller import Access, access_for_subject
-from tests.support.postures import (
-    ADMIN_READS,
-    BARE_REVIEWER,
-    LEAD,
-    POSTURES,
-    REVIEWER,
-    ROOT,
-    SCOUT,
-    USER,
-    everyone_may,
-)
+from tests.support.postures import CALLERS, LEAD, SCOUT, USER, everyone_may, write_access_toml
 
 REVIEW = "memory.quarantine.review"
 READ = "agent.memory.read"
 
-# Table columns: each posture with the subject that calls under it ("open": no access.toml).
-COLUMNS = {
-    "open": (None, USER),
-    "reader": (POSTURES["reader"], USER),
-    "partial": (POSTURES["partial"], USER),
-    "scoped": (POSTURES["scoped"], USER),
-    "none": (POSTURES["none"], USER),
-    "reviewer": (POSTURES["reviewer"], REVIEWER),
-    "bare_reviewer": (BARE_REVIEWER, REVIEWER),
-    "admin": (ADMIN_READS, ROOT),
-    # Memory reads without agent.view: identity rows need both (docs/access.md §2.4).
-    "read_without_view": (everyone_may(READ), USER),
-}
+# Table columns: each posture with the subject that calls under it ("open": no access.toml), plus
+# memory reads without agent.view: identity rows need both (docs/access.md §2.4).
+COLUMNS = {**CALLERS, "read_without_view": (everyone_may(READ), USER)}
 NAMES = tuple(COLUMNS)
 
 
@@ -61,9 +41,7 @@ def access_under(tmp_path, settings) -> Callable[[str], Access]:
         if text is None:
             settings.MOBKIT_ACCESS_CONFIG = None
         else:
-            path = tmp_path / f"{name}.toml"
-            path.write_text(text, encoding="utf-8")
-            settings.MOBKIT_ACCESS_CONFIG = path
+            settings.MOBKIT_ACCESS_CONFIG = write_access_toml(tmp_path / f"{name}.toml", text)
         return access_for_subject(subject)
 
     return load
