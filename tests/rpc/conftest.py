@@ -2,7 +2,7 @@
 
 The world (``world`` in tests/conftest.py) and its expected rows come from tests/support/worlds.py
 and tests/support/written.py, the calls from tests/support/rpc.py, the postures and who calls
-under each (``CALLERS``) from tests/support/postures.py.
+under each (``CALLERS``, ``use_caller_posture``) from tests/support/postures.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.support.clients import user_with_subject
-from tests.support.postures import CALLERS, USER, write_access_toml
+from tests.support.postures import USER, use_caller_posture
 
 
 @pytest.fixture
@@ -34,11 +34,6 @@ def posture(tmp_path: Path, settings, signed_in) -> Callable[[str], None]:
     """Point the console at the posture's access.toml and sign in as that posture's caller."""
 
     def use(name: str) -> None:
-        text, subject = CALLERS[name]
-        if text is None:
-            settings.MOBKIT_ACCESS_CONFIG = None
-        else:
-            settings.MOBKIT_ACCESS_CONFIG = write_access_toml(tmp_path / f"access-{name}.toml", text)
-        signed_in(subject)
+        signed_in(use_caller_posture(settings, tmp_path, name))
 
     return use

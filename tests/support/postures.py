@@ -241,6 +241,13 @@ BY_NAME: dict[str, str] = {
 }
 
 
+def use_caller_posture(settings, directory: Path, name: str) -> str:
+    """Point the console at ``CALLERS[name]``'s access.toml (none for "open"); its caller's subject."""
+    text, subject = CALLERS[name]
+    settings.MOBKIT_ACCESS_CONFIG = None if text is None else write_access_toml(directory / f"access-{name}.toml", text)
+    return subject
+
+
 def write_access_toml(path: Path, text: str, *, atomic: bool = False) -> Path:
     """Write an access.toml the way an operator would, so the console's file watcher sees it.
 

@@ -16,7 +16,7 @@ from memory_panel import visibility
 from memory_panel.errors import AccessDenied
 from memory_panel.store.records import MemoryRecord
 from mobkit_console.access.caller import Access, access_for_subject
-from tests.support.postures import CALLERS, LEAD, SCOUT, USER, everyone_may, write_access_toml
+from tests.support.postures import CALLERS, LEAD, SCOUT, USER, everyone_may, use_caller_posture, write_access_toml
 
 REVIEW = "memory.quarantine.review"
 READ = "agent.memory.read"
@@ -37,20 +37,13 @@ def by_column(flags: str) -> dict[str, bool]:
 @pytest.fixture
 def access_under(tmp_path, settings) -> Callable[[str], Access]:
     def load(name: str) -> Access:
+        if name in CALLERS:
+            return access_for_subject(use_caller_posture(settings, tmp_path, name))
         text, subject = COLUMNS[name]
-        if text is None:
-            settings.MOBKIT_ACCESS_CONFIG = None
-        else:
-            settings.MOBKIT_ACCESS_CONFIG = write_access_toml(tmp_path / f"{name}.toml", text)
+        settings.MOBKIT_ACCESS_CONFIG = write_access_toml(tmp_path / f"{name}.toml", text)
         return access_for_subject(subject)
 
     return load
-
-
-def record(scope_kind: str = "identity", scope_key: str = SCOUT, status: str = "active", *,
-           ever_quarantined: bool = False) -> MemoryRecord:
-    return replace(_BASE, scope_kind=scope_kind, scope_key=scope_key, status=status,
-                   ever_quarantined=ever_quarantined)
 
 
 _BASE = MemoryRecord(
@@ -59,6 +52,14 @@ _BASE = MemoryRecord(
     supersedes=None, derived_from=[], working_set_rank=None, content_hash="", created_at_ms=1,
     updated_at_ms=1, usage={}, ever_quarantined=False, body_bytes=0,
 )
+
+
+def record(scope_kind: str = "identity", scope_key: str = SCOUT, status: str = "active", *,
+           ever_quarantined: bool = False) -> MemoryRecord:
+    return replace(_BASE, scope_kind=scope_kind, scope_key=scope_key, status=status,
+                   ever_quarantined=ever_quarantined)
+
+
 QUARANTINED = record(status="quarantined", ever_quarantined=True)
 RETIRED_EVIDENCE = record(status="tombstoned", ever_quarantined=True)
 FORGOTTEN = record(status="tombstoned")

@@ -103,29 +103,21 @@ def test_scope_holdings_json(world):
     assert_same_in_order(got, overview_rows(list(world.rows.values())))
 
 
-def test_dream_summary_json(world):
-    runs, _ = dream_history(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
-    assert_same_in_order([results.dream_summary_json(run) for run in runs], world.dreams)
+# (selector of a realm-history list, its serialiser, the World list holding the expected rows)
+HISTORY_LISTS = [
+    (dream_history, results.dream_summary_json, "dreams"),
+    (pending_proposals, results.proposal_json, "proposals"),  # authors in Rust's Debug format
+    (pending_harvests, results.harvest_json, "harvests"),
+    (dream_runs, results.dream_run_json, "dream_runs"),
+    (open_audit_verdicts, results.audit_verdict_json, "audit_verdicts"),
+]
 
 
-def test_proposal_json_renders_the_author_as_rust_debug(world):
-    rows, _ = pending_proposals(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
-    assert_same_in_order([results.proposal_json(row) for row in rows], world.proposals)
-
-
-def test_harvest_json(world):
-    rows, _ = pending_harvests(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
-    assert_same_in_order([results.harvest_json(row) for row in rows], world.harvests)
-
-
-def test_dream_run_json(world):
-    rows, _ = dream_runs(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
-    assert_same_in_order([results.dream_run_json(row) for row in rows], world.dream_runs)
-
-
-def test_audit_verdict_json(world):
-    rows, _ = open_audit_verdicts(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
-    assert_same_in_order([results.audit_verdict_json(row) for row in rows], world.audit_verdicts)
+@pytest.mark.parametrize(("select", "serialise", "expected"), HISTORY_LISTS, ids=[s.__name__ for _, s, _ in HISTORY_LISTS])
+def test_realm_history_rows_serialise_field_for_field(world, select, serialise, expected):
+    rows, realms = select(access=OPEN, realm=None, limit=LISTS_MAX_LIMIT)
+    assert_same_in_order([serialise(row) for row in rows], getattr(world, expected))
+    assert realms == world.realms
 
 
 @pytest.mark.parametrize(
