@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,8 +16,7 @@ from django.core.management import CommandError, call_command
 from memory_panel.services.demo.cast import TAINT_WEB
 from memory_panel.services.demo.marker import is_demo_realm
 from memory_panel.services.store_writer import identity_scope
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.servers import PYTHON, REPO, deployment_env
 
 
 def rows(path: Path, sql: str, *params) -> list[tuple]:
@@ -36,6 +33,13 @@ def audit_after(path: Path, audit_id: int) -> list[tuple[str, str, str, dict]]:
     return [(token, kind, memory_id, json.loads(detail)) for token, kind, memory_id, detail in rows(
         path, "SELECT stage_token, op_kind, memory_id, detail FROM audit WHERE audit_id > ? ORDER BY audit_id",
         audit_id)]
+
+
+def start_activity(agent_memory_dir: Path, *args: str) -> subprocess.Popen:
+    """``manage.py demo_activity`` as its own process, as ``bin/demo`` runs it."""
+    return subprocess.Popen([PYTHON, "manage.py", "demo_activity", *args], cwd=REPO,
+                            env=deployment_env(agent_memory_dir.parent), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture
@@ -114,12 +118,7 @@ def test_refuses_a_realm_file_seed_demo_did_not_create(agent_memory_dir, realm_w
 
 
 def test_sigterm_mid_run_stops_between_actions_and_leaves_the_file_consistent(seeded, agent_memory_dir):
-    env = {**os.environ, "MOBKIT_PERSISTENT_STATE": str(agent_memory_dir.parent),
-           "MOBKIT_AGENT_MEMORY_ROOT": str(agent_memory_dir), "DJANGO_SETTINGS_MODULE": "mobkit_console.settings"}
-    env.pop("DATABASE_URL", None)
-    process = subprocess.Popen([sys.executable, "manage.py", "demo_activity", "--interval", "0.05", "--realm",
-                                "default"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = start_activity(agent_memory_dir, "--interval", "0.05", "--realm", "default")
     lines = []
     try:
         while len(lines) < 12:  # past the first dream and into the second round
@@ -135,7 +134,8 @@ def test_sigterm_mid_run_stops_between_actions_and_leaves_the_file_consistent(se
     assert rows(seeded, "PRAGMA integrity_check") == [("ok",)]
     # no half-written action: every batch has all its ops, every steward run its sheet,
     # every live gate its staged batch
-    for token, count, top in rows(seeded, "SELECT stage_token, COUNT(*), MAX(op_index) FROM audit GROUP BY stage_token"):
+    for token, count, top in rows(seeded, "SELECT stage_token, COUNT(*), MAX(op_index) FROM audit"
+                                          " GROUP BY stage_token"):
         assert count == top + 1, token
     runs = {json.loads(d)["author"]["run_id"] for (d,) in rows(
         seeded, "SELECT detail FROM audit WHERE detail LIKE '%\"author\":\"steward\"%'")}
@@ -145,11 +145,7 @@ def test_sigterm_mid_run_stops_between_actions_and_leaves_the_file_consistent(se
 
 
 def test_a_long_interval_ends_at_once_on_sigterm(seeded, agent_memory_dir):
-    env = {**os.environ, "MOBKIT_PERSISTENT_STATE": str(agent_memory_dir.parent),
-           "MOBKIT_AGENT_MEMORY_ROOT": str(agent_memory_dir)}
-    env.pop("DATABASE_URL", None)
-    process = subprocess.Popen([sys.executable, "manage.py", "demo_activity", "--interval", "60"], cwd=ROOT,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start_activity(agent_memory_dir, "--interval", "60")
     try:
         assert "remembered" in process.stdout.readline() + process.stdout.readline()
         started = time.monotonic()

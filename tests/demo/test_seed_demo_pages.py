@@ -1,26 +1,19 @@
-"""``seed_demo``: a named realm alone, the demo marker, and a ledger and legacy file the pages show."""
+"""``seed_demo``: a named realm alone, the demo marker, and a ledger and legacy file the pages show.
+
+``console`` (tests/conftest.py) is a signed-in reader; access control is off, so it reads everything.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 
-import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 
 from memory_panel.selectors.ledger import ledger_state
 from memory_panel.services.demo.marker import is_demo_realm
 from memory_panel.store.legacy_markdown import read_markdown_file
 from memory_panel.store.realms import realm_names
-
-
-@pytest.fixture
-def console(db) -> Client:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("ops", "ops@example.test", "pw"))
-    return client
 
 
 def test_seed_demo_with_realm_writes_that_realm_and_its_legacy_file_only(agent_memory_dir):

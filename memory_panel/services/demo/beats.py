@@ -120,7 +120,8 @@ def steward_dreams(w: StoreWriter, scene: Scene, words: Phrasebook) -> str:
             "SELECT proposal_id, taint FROM proposals WHERE status='pending' AND proposal_id NOT IN"
             " (SELECT record_id FROM pending_promotions WHERE status='pending') ORDER BY created_at_ms").fetchall():
         if taint is None:
-            committed += w.accept_proposal(proposal_id, run_id=run, rationale="consistent with the mob's notes").applied_ops
+            receipt = w.accept_proposal(proposal_id, run_id=run, rationale="consistent with the mob's notes")
+            committed += receipt.applied_ops
             accepted += 1
         else:  # §7.2: a tainted proposal's accept becomes an operator-gated promotion
             w.stage_gated_promotion(proposal_id, mob_scope(w.realm, scene.mob), run_id=run,

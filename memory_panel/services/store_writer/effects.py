@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_panel.services.store_writer.encoding import EMPTY_USAGE, content_hash, new_memory_id, normalize_tags, to_json
+from memory_panel.services.store_writer.encoding import (
+    EMPTY_USAGE,
+    content_hash,
+    new_memory_id,
+    normalize_tags,
+    to_json,
+)
 from memory_panel.services.store_writer.errors import StoreWriteError
 from memory_panel.services.store_writer.limits import LLM_AUTHORS, TOMBSTONE_RECREATION_WINDOW_MS
 from memory_panel.services.store_writer.ops import scope_columns
