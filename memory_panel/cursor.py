@@ -6,6 +6,8 @@ a cursor names the last row shown and the next page starts strictly after it.
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,3 +66,48 @@ def keyset_predicate(cursor: Cursor, *, placeholder: str = "?") -> tuple[str, li
     if cursor.updated_at_ms > SQLITE_INT_MAX:  # a valid u64 cursor SQLite cannot bind: every row is after it
         return "1", []
     return f"(updated_at_ms, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]
+
+
+# ---------------------------------------------------------------------------------------------
+# Search results are ordered by score, then newest first (docs/search.md §3); their cursor is the
+# console's own, opaque to callers: "s1." and base64url of [bm25, updated_at_ms, memory_id,
+# query digest]. The digest ties a cursor to the query it came from.
+
+SEARCH_CURSOR_PREFIX = "s1."
+
+
+@dataclass(frozen=True)
+class SearchCursor:
+    bm25: float
+    updated_at_ms: int
+    memory_id: str
+    query_digest: str
+
+    def encode(self) -> str:
+        payload = json.dumps([self.bm25, self.updated_at_ms, self.memory_id, self.query_digest], separators=(",", ":"))
+        return SEARCH_CURSOR_PREFIX + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
+    """A cursor from ``next_cursor`` of the same query; absent or blank means the first page."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str) or not raw.startswith(SEARCH_CURSOR_PREFIX):
+        raise InvalidParams("malformed cursor")
+    encoded = raw.strip()[len(SEARCH_CURSOR_PREFIX) :]
+    try:
+        bm25, updated_at_ms, memory_id, digest = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, TypeError):
+        raise InvalidParams("malformed cursor") from None
+    if (
+        not isinstance(bm25, (int, float))
+        or isinstance(bm25, bool)
+        or not isinstance(updated_at_ms, int)
+        or isinstance(updated_at_ms, bool)
+        or not isinstance(memory_id, str)
+        or not isinstance(digest, str)
+    ):
+        raise InvalidParams("malformed cursor")
+    if digest != query_digest:
+        raise InvalidParams("cursor belongs to another query or filters: start again without it")
+    return SearchCursor(float(bm25), updated_at_ms, memory_id, digest)

@@ -30,6 +30,6 @@ class ApiMethod:
 
 
 def all_methods() -> tuple[ApiMethod, ...]:
-    from memory_panel.api import ledger, panel
+    from memory_panel.api import ledger, panel, search
 
-    return (*panel.METHODS, *ledger.METHODS)
+    return (*panel.METHODS, *ledger.METHODS, *search.METHODS)

@@ -238,7 +238,11 @@ def _realm_rows(path: Path) -> int:
 
 
 def _newest_generation(realm: str) -> Path | None:
-    directory = _realm_dir(realm)
+    return newest_generation_in(_realm_dir(realm))
+
+
+def newest_generation_in(directory: Path) -> Path | None:
+    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory`` (the search index's too)."""
     if not directory.is_dir():
         return None
     ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
