@@ -52,17 +52,10 @@ class SearchPage:
     next_cursor: SearchCursor | None
     realms: list[str]
 
-
-@dataclass(frozen=True)
-class Count:
-    """A capped count: exact up to ``cap``; beyond it, only "more than ``cap``"."""
-
-    value: int
-    cap: int
-
     @property
-    def capped(self) -> bool:
-        return self.value > self.cap
+    def records(self) -> list[MemoryRecord]:
+        """The matched rows in result order, as a records page holds them."""
+        return [result.record for result in self.results]
 
 
 def query_digest(query: SearchQuery, filters: RecordFilter, realm: str | None) -> str:
@@ -98,21 +91,6 @@ def record_search(
         last = page[-1][0]
         next_cursor = SearchCursor(last.bm25, last.updated_at_ms, last.memory_id, query_digest(query, filters, realm))
     return SearchPage(_results(access, query, page), next_cursor, realms)
-
-
-def search_count(
-    *, access: Access, realm: str | None, query: SearchQuery, filters: RecordFilter, cap: int
-) -> Count:
-    """How many rows the caller may read match, exact up to ``cap`` (counted in the index alone)."""
-    require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    total = 0
-    for name in panel_realms(realm):
-        index = search_index(name)
-        if index is not None:
-            total += index.count(query.match, search_filter(access, index, filters), cap - total)
-            if total > cap:
-                break
-    return Count(total, cap)
 
 
 def _order(hit: Hit) -> tuple[float, int, str]:

@@ -69,6 +69,8 @@ _SCHEMA = (
     " WITHOUT ROWID",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, content='', tokenize='{TOKENIZER}')",
 )
+# Counts without a query filter on status first (every list has a status or counts them all).
+_INDEXES = ("CREATE INDEX docs_status_scope ON docs (status_kind, scope_kind, scope_key)",)
 _DOC_COLUMNS = "scope_kind, scope_key, status_kind, kind, trust, reviewer_only, updated_at_ms, text_hash"
 
 
@@ -140,6 +142,12 @@ class SearchIndex:
             f" WHERE text MATCH ?{conditions} LIMIT ?)"
         )
         return self.conn.execute(sql, [match, *args, cap + 1]).fetchone()[0]
+
+    def count_docs(self, where: SearchFilter, cap: int) -> int:
+        """How many records pass ``where`` (no query), counting no further than ``cap + 1``."""
+        conditions, args = _conditions(where)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
+        return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
 
 
 def _conditions(where: SearchFilter) -> tuple[str, list]:
@@ -360,6 +368,8 @@ def build(realm: str) -> Path | None:
             for statement in _SCHEMA:
                 out.execute(statement)
             count = _copy_snapshot(realm, path, out)
+            for statement in _INDEXES:
+                out.execute(statement)
             out.execute("INSERT INTO text(text) VALUES ('optimize')")  # one b-tree per column: smallest, fastest
             _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
         finally:

@@ -13,10 +13,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import reverse
 
-from memory_panel.cursor import parse_cursor
+from memory_panel.cursor import parse_cursor, parse_search_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
+from memory_panel.search_text import parse_query
+from memory_panel.selectors import counts
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
+from memory_panel.selectors import search as search_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.store.realms import realm_names
@@ -38,7 +42,7 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md, HTTP routes).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
+RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q")
 
 
 def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
@@ -103,17 +107,36 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
     realm = parse_realm(params.get("realm"))
     filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
-    cursor = parse_cursor(params.get("cursor"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    page = section(record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
+    query = parse_query(params["q"]) if params.get("q", "").strip() else None
+    if query is not None:  # docs/search.md §5: the search box combines with every other filter
+        digest = search_selectors.query_digest(query, filters, realm)
+        cursor = parse_search_cursor(params.get("cursor"), query_digest=digest)
+        page = section(
+            search_selectors.record_search, access=access, realm=realm, query=query, filters=filters, limit=limit,
+            cursor=cursor,
+        )
+    else:
+        cursor = parse_cursor(params.get("cursor"))
+        page = section(
+            record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor
+        )
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    shown = _shown_before(request.GET) if cursor is not None else 0
+    rows = page.data.records if page.data else []
     context = {
         "realm": realm,
         "page": page,
-        "claimants": record_selectors.list_claimant_ids(records=page.data.records) if page.data else set(),
+        "rows": rows,
+        "hits": {(hit.record.realm, hit.record.id): hit for hit in page.data.results} if query and page.data else {},
+        "claimants": record_selectors.list_claimant_ids(records=rows),
         "state": state,
-        "more_url": _more_url(state, page),
+        "count": section(counts.record_count, access=access, realm=realm, filters=filters, query=query),
+        "first_shown": shown + 1,
+        "last_shown": shown + len(rows),
+        "more_url": _more_url(state, page, shown + len(rows)),
         "continued": cursor is not None,
+        "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
@@ -121,10 +144,21 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     return _page(request, "memory_panel/records/list.html", fragment, context)
 
 
-def _more_url(state: dict[str, str], page: Section) -> str | None:
+def _shown_before(query: QueryDict) -> int:
+    # How many rows earlier pages showed, for "51–100 of 1,284"; carried by "load more" links.
+    raw = query.get("shown", "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() else 0
+
+
+def _query_string(state: dict[str, str]) -> str:
+    exported = {name: value for name, value in state.items() if name not in ("limit", "cursor")}
+    return "?" + urlencode(exported) if exported else ""
+
+
+def _more_url(state: dict[str, str], page: Section, shown: int) -> str | None:
     if page.data is None or page.data.next_cursor is None:
         return None
-    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode()})
+    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode(), "shown": shown})
 
 
 @panel_view

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.search_text import parse_query
-from memory_panel.selectors.search import search_count
+from memory_panel.selectors.counts import record_count
 from memory_panel.wire.params import RecordFilter
 from mobkit_console.access.caller import access_for_user
 from tests.rpc.conftest import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY, denied, panel
@@ -61,7 +61,7 @@ def test_counts_count_only_visible_rows(client, world, posture, name, django_use
     access = access_for_user(django_user_model.objects.get(username=POSTURE_SUBJECT[name]))
     for probe in PROBES:
         for status in STATUSES:
-            count = search_count(
+            count = record_count(
                 access=access, realm=None, query=parse_query(probe), filters=RecordFilter(status=status), cap=1000
             )
             assert count.value == len(expected(world, grants, probe, status)), (probe, status)
