@@ -21,6 +21,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
+from memory_panel.errors import UnknownRealm
 from memory_panel.search_text import SearchQuery, parse_query
 from memory_panel.selectors import records as record_selectors, search as search_selectors
 from memory_panel.store.realms import realm_alias
@@ -102,7 +103,10 @@ def export_rows(
 def _close_realm_connections(realm: str | None) -> None:
     # The download may end early (a client gone); its realm connections must not outlive it.
     for name in panel_realms(realm):
-        connections[realm_alias(name)].close()
+        try:
+            connections[realm_alias(name)].close()
+        except UnknownRealm:
+            continue  # the file went away: nothing of it is open
 
 
 def _ndjson_lines(rows: Iterator[dict[str, Any]]) -> Iterator[str]:
