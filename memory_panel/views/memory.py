@@ -18,7 +18,7 @@ from django.urls import reverse
 from memory_panel.cursor import parse_cursor, parse_search_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
 from memory_panel.search_text import parse_query
-from memory_panel.selectors import counts
+from memory_panel.selectors import counts, diff as diff_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
 from memory_panel.selectors import search as search_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
@@ -171,8 +171,16 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
         "claimants": biography.claimant_ids(bio.chain),
         "record_json": json.dumps(record_json(bio.record, with_body=True), indent=2, ensure_ascii=False),
         "dreams": section(dream_selectors.record_dreams, access=access, realm=bio.realm, memory_id=bio.record.id),
+        # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
+        "diff": _version_diff(access, bio.realm, request.GET.get("diff", "").strip()),
     }
     return _page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
+
+
+def _version_diff(access: Access, realm: str, memory_id: str) -> Section | None:
+    if not memory_id:
+        return None
+    return section(diff_selectors.version_diff, access=access, realm=realm, memory_id=memory_id)
 
 
 # ---------------------------------------------------------------------------------------------
