@@ -13,7 +13,6 @@ import csv
 import io
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -22,12 +21,13 @@ from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from memory_panel.errors import UnknownRealm
-from memory_panel.search_text import SearchQuery, parse_query
+from memory_panel.search_text import SearchQuery
 from memory_panel.selectors import records as record_selectors, search as search_selectors
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import panel_realms
+from memory_panel.views.memory import records_query
 from memory_panel.views.render import panel_view
-from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter, parse_kind, parse_realm, parse_trust, record_filter
+from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
 from memory_panel.wire.results import record_json, search_result_json
 from mobkit_console.access.caller import Access
 
@@ -56,11 +56,9 @@ def records_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
 
 
 def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
-    params = request.GET.dict()
-    realm = parse_realm(params.get("realm"))
-    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
-    query = parse_query(params["q"]) if params.get("q", "").strip() else None
-    rows = export_rows(access=access, realm=realm, filters=filters, query=query)
+    asked = records_query(request.GET.dict())
+    query = asked.query
+    rows = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
     response = StreamingHttpResponse(_streamed(request, lines), content_type=content_type)

@@ -17,12 +17,13 @@ from django.urls import reverse
 
 from memory_panel.cursor import parse_cursor, parse_search_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
-from memory_panel.search_text import parse_query
+from memory_panel.search_text import SearchQuery, parse_query
 from memory_panel.selectors import counts, diff as diff_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
 from memory_panel.selectors import search as search_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
+from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.realms import realm_names
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 from memory_panel.views.render import Section, panel_view, render_page, section
@@ -32,6 +33,8 @@ from memory_panel.wire.params import (
     LISTS_MAX_LIMIT,
     RECORDS_DEFAULT_LIMIT,
     RECORDS_MAX_LIMIT,
+    RecordFilter,
+    param_str,
     parse_kind,
     parse_limit,
     parse_realm,
@@ -102,13 +105,32 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
 # Records
 
 
+@dataclass(frozen=True)
+class RecordsQuery:
+    """What the Records page and its exports were asked for (same parameters, same meaning)."""
+
+    realm: str | None
+    filters: RecordFilter
+    query: SearchQuery | None
+    identity: IdentityChoice
+
+
+def records_query(params: dict[str, str]) -> RecordsQuery:
+    realm = parse_realm(params.get("realm"))
+    identity = identity_choice(realm=realm, typed=param_str(params, "identity"))
+    if identity.typed is not None:  # docs/search.md §8: "luka" read as "identity:luka"
+        params = {**params, "identity": identity.identity}
+    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
+    query = parse_query(params["q"]) if params.get("q", "").strip() else None
+    return RecordsQuery(realm, filters, query, identity)
+
+
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
-    realm = parse_realm(params.get("realm"))
-    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
+    asked = records_query(params)
+    realm, filters, query = asked.realm, asked.filters, asked.query
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    query = parse_query(params["q"]) if params.get("q", "").strip() else None
     if query is not None:  # docs/search.md §5: the search box combines with every other filter
         digest = search_selectors.query_digest(query, filters, realm)
         cursor = parse_search_cursor(params.get("cursor"), query_digest=digest)
@@ -137,6 +159,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "more_url": _more_url(state, page, shown + len(rows)),
         "continued": cursor is not None,
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
+        "identity": asked.identity,
+        "known_identities": known_identities(access=access, realm=realm),
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
