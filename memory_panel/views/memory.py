@@ -219,6 +219,7 @@ def quarantine(request: HttpRequest, access: Access) -> HttpResponse:
         "realm": realm,
         "limit": limit,
         "queue": section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit),
+        "count": section(counts.quarantine_count, access=access, realm=realm),
     }
     return _page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
 
