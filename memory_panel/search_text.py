@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from memory_panel.errors import InvalidParams
 
-# Snippet markers on the wire (docs/wire-contract.md, Search): private-use code points that
+# Snippet markers on the wire (docs/wire-contract.md §C.4): private-use code points that
 # record text cannot be mistaken for, since they are stripped from it first.
 MARK_START = "\ue000"
 MARK_END = "\ue001"

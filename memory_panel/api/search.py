@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memory_panel.api import ApiMethod
+from memory_panel.api.method import ApiMethod
 from memory_panel.api.panel import PANEL
 from memory_panel.cursor import parse_search_cursor
 from memory_panel.search_text import parse_query
