@@ -76,26 +76,32 @@ def record_search(
     """One page of matches best first (ties newest first), merged over the realms searched."""
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     realms = panel_realms(realm)
-    after = Hit(cursor.bm25, cursor.updated_at_ms, cursor.memory_id) if cursor else None
-    per_realm = []
-    for name in realms:
-        index = search_index(name)
-        if index is None:
-            continue  # the file went away since discovery
-        where = search_filter(access, index, filters)
-        per_realm.append([(hit, name) for hit in index.hits(query.match, where, after, limit + 1)])
+    indexes = [(name, index) for name in realms if (index := search_index(name)) is not None]
+    if cursor is not None:
+        shift = cursor.window_shift
+        after = Hit(cursor.window, cursor.bm25, cursor.updated_at_ms, cursor.memory_id)
+    else:
+        # One window size for every realm searched, so their windows merge in one order.
+        shifts = [s for _, index in indexes if (s := index.window_shift(query.match)) is not None]
+        shift, after = (min(shifts) if shifts else None), None
+    per_realm = [
+        [(hit, name) for hit in index.hits(query.match, search_filter(access, index, filters), after, limit + 1, shift)]
+        for name, index in indexes
+    ]
     merged = list(islice(heapq.merge(*per_realm, key=lambda pair: _order(pair[0])), limit + 1))
     page = merged[:limit]
     next_cursor = None
     if len(merged) > limit:
         last = page[-1][0]
-        next_cursor = SearchCursor(last.bm25, last.updated_at_ms, last.memory_id, query_digest(query, filters, realm))
+        next_cursor = SearchCursor(
+            last.bm25, last.updated_at_ms, last.memory_id, query_digest(query, filters, realm), shift, last.window
+        )
     return SearchPage(_results(access, query, page), next_cursor, realms)
 
 
-def _order(hit: Hit) -> tuple[float, int, str]:
-    # heapq.merge wants ascending keys: best bm25 first, then newest, then the larger id.
-    return (hit.bm25, -hit.updated_at_ms, _descending(hit.memory_id))
+def _order(hit: Hit) -> tuple[int, float, int, str]:
+    # heapq.merge wants ascending keys: newest window, best bm25, then newest, then the larger id.
+    return (-hit.window, hit.bm25, -hit.updated_at_ms, _descending(hit.memory_id))
 
 
 class _descending(str):

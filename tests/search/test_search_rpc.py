@@ -246,3 +246,31 @@ def test_search_is_advertised_and_never_writes_a_realm_file(client, corpus, agen
     search(client, query="tea")
     assert {p.name: p.read_bytes() for p in agent_memory_dir.glob("*.sqlite3")} == before
     assert list((agent_memory_dir.parent / "console" / "search-index").glob("*/gen-*.sqlite3"))
+
+
+@pytest.mark.parametrize("limit", [1, 4, 9])
+def test_a_very_common_word_is_ranked_in_windows_and_walked_exactly_once(client, agent_memory_dir, signed_in,
+                                                                        monkeypatch, limit):
+    from memory_panel.store import search_index
+
+    # Small thresholds stand in for a million rows: more than 3 matches means windows of ~2.
+    monkeypatch.setattr(search_index, "RANK_ALL", 3)
+    monkeypatch.setattr(search_index, "RANK_WINDOW", 2)
+    monkeypatch.setattr(search_index, "DENSITY_SAMPLE", 8)
+    signed_in()
+    s = new_scribe(agent_memory_dir, "default")
+    t = new_scribe(agent_memory_dir, "second")
+    want = {w.remember(identity_scope(w.realm, SCOUT), f"Common {n}", "common " * (1 + n % 4)).id
+            for n in range(20) for w in ([s] if n % 3 else [t])}
+    s.writer.close()
+    t.writer.close()
+    seen, cursor = [], None
+    for _ in range(100):
+        reply = search(client, query="common", limit=limit, **({"cursor": cursor} if cursor else {}))
+        seen += ids(reply)
+        cursor = reply.result["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(want)
+    first = search(client, query="common", limit=3).result["records"]
+    assert first[0]["id"] in {r for r in want}
