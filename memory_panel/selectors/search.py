@@ -88,7 +88,7 @@ def record_search(
         [(hit, name) for hit in index.hits(query.match, search_filter(access, index, filters), after, limit + 1, shift)]
         for name, index in indexes
     ]
-    merged = list(islice(heapq.merge(*per_realm, key=lambda pair: _order(pair[0])), limit + 1))
+    merged = list(islice(heapq.merge(*per_realm, key=_order, reverse=True), limit + 1))
     page = merged[:limit]
     next_cursor = None
     if len(merged) > limit:
@@ -99,16 +99,10 @@ def record_search(
     return SearchPage(_results(access, query, page), next_cursor, realms)
 
 
-def _order(hit: Hit) -> tuple[int, float, int, str]:
-    # heapq.merge wants ascending keys: newest window, best bm25, then newest, then the larger id.
-    return (-hit.window, hit.bm25, -hit.updated_at_ms, _descending(hit.memory_id))
-
-
-class _descending(str):
-    """A string that sorts in reverse, for ties broken by memory_id descending."""
-
-    def __lt__(self, other: str) -> bool:  # type: ignore[override]
-        return str.__gt__(self, other)
+def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
+    # Descending: newest window, best (lowest) bm25, newest update, larger id — each realm's order.
+    hit = pair[0]
+    return (hit.window, -hit.bm25, hit.updated_at_ms, hit.memory_id)
 
 
 def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> SearchFilter:
@@ -124,6 +118,7 @@ def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> 
         ]
         readable = tuple(scope for scope in candidates if scope_ok(*scope))
         if len(readable) < len(candidates):
+            # Past what SQLite can bind, the surplus scopes are left out: too little, never too much.
             scopes = readable[:MAX_LISTED_SCOPES]
     return SearchFilter(
         scope_kind=filters.scope_kind,
