@@ -44,7 +44,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--keep", type=Path, help="persistent-state directory kept between runs (reused if seeded)")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--export-identity", default="identity:luka", help="the identity whose rows are exported")
+    parser.add_argument("--skip-export", action="store_true", help="time search and counts only")
     return parser.parse_args()
+
+
+def export(client, fmt: str, identity: str):
+    response = client.get(f"/console/memory/records.{fmt}", {"identity": identity})
+    assert response.streaming, response.content[:500]
+    return response.streaming_content
 
 
 def main() -> None:
@@ -87,6 +94,9 @@ def main() -> None:
         return reply["result"]
 
     rows: list[Row] = []
+    # The same machine's cost of a plain records page, to read the figures below against.
+    rows.append(Row("reference", "panel/records first page (limit 20)", timed(
+        lambda: rpc("mobkit/memory/panel/records", {"limit": 20}), args.reps)))
     for label, query in QUERIES:
         first = rpc("mobkit/memory/panel/search", {"query": query, "limit": 20})
         rows.append(Row("search", f"{label} {query}: first page", timed(
@@ -122,18 +132,28 @@ def main() -> None:
         rows.append(Row("html", label, timed(lambda p=params: client.get("/console/memory/records/", p), args.reps)))
 
     print_table(rows)
-    for fmt in ("ndjson", "csv"):
-        tracemalloc.start()
+    # CPU time per request: what a request costs this process, whatever else the machine runs.
+    for label, method, params in (
+        ("reference panel/records", "mobkit/memory/panel/records", {"limit": 20}),
+        *((f"search {query}", "mobkit/memory/panel/search", {"query": query, "limit": 20}) for _, query in QUERIES),
+    ):
+        started = time.process_time()
+        for _ in range(args.reps):
+            rpc(method, params)
+        print(f"cpu per request, {label}: {(time.process_time() - started) * 1000 / args.reps:.1f} ms")
+    for fmt in () if args.skip_export else ("ndjson", "csv"):
+        # Rows per second untraced; the peak Python heap in a second, traced pass (tracemalloc
+        # slows allocation several times over, so one pass cannot give both).
         started = time.perf_counter()
-        response = client.get(f"/console/memory/records.{fmt}", {"identity": args.export_identity})
-        assert response.streaming, response.content[:500]
-        lines = sum(chunk.count(b"\n") for chunk in response.streaming_content)
+        lines = sum(chunk.count(b"\n") for chunk in export(client, fmt, args.export_identity))
         seconds = time.perf_counter() - started
+        tracemalloc.start()
+        for _ in export(client, fmt, args.export_identity):
+            pass
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         print(f"export {fmt}: {lines:,} lines in {seconds:.1f} s = {lines / seconds:,.0f} rows/s, "
-              f"peak Python heap {peak / 2**20:.1f} MiB")
-
+              f"peak Python heap while streaming {peak / 2**20:.1f} MiB")
     after = fingerprint(realm_file)
     print("realm file unchanged" if after == before else f"REALM FILE CHANGED: {before} -> {after}")
 
