@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.views.realms import LUKA_FACTS, write_panel_realm
+from tests.support.worlds import LUKA_FACTS, write_panel_realm
 
 pytestmark = pytest.mark.browser
 

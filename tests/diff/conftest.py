@@ -1,3 +1,3 @@
-"""Diff tests reuse the RPC tests' signed-in client and postures (tests/rpc/conftest.py)."""
+"""Diff tests reuse the RPC tests' signing-in posture fixture (tests/rpc/conftest.py)."""
 
-from tests.rpc.conftest import posture, signed_in, world, world_files  # noqa: F401
+from tests.rpc.conftest import posture  # noqa: F401

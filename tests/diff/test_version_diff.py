@@ -6,7 +6,7 @@ import pytest
 
 from memory_panel.selectors.diff import word_diff
 from memory_panel.services.store_writer import identity_scope
-from tests.rpc.conftest import new_scribe
+from tests.support.written import new_scribe
 
 pytestmark = pytest.mark.django_db
 

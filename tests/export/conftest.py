@@ -1,3 +1,3 @@
-"""Export tests reuse the RPC tests' world, postures and signed-in client (tests/rpc/conftest.py)."""
+"""Export tests reuse the RPC tests' signing-in posture fixture (tests/rpc/conftest.py)."""
 
-from tests.rpc.conftest import posture, signed_in, world, world_files  # noqa: F401
+from tests.rpc.conftest import posture  # noqa: F401

@@ -11,7 +11,8 @@ from django.db import connections
 
 from memory_panel.services.store_writer import identity_scope
 from memory_panel.store.realms import realm_alias
-from tests.rpc.conftest import new_scribe, panel
+from tests.support.rpc import panel
+from tests.support.written import new_scribe
 from tests.rpc.test_access_postures import POSTURES
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.timeline.servers import deployment_env, manage, start_daphne, stop_daphne
+from tests.support.servers import deployment_env, manage, start_daphne, stop_daphne
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

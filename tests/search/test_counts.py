@@ -9,7 +9,8 @@ from memory_panel.services.store_writer import identity_scope
 from memory_panel.templatetags.search_format import count_range
 from memory_panel.wire.params import RecordFilter
 from mobkit_console.access.caller import access_for_user
-from tests.rpc.conftest import new_scribe, panel
+from tests.support.rpc import panel
+from tests.support.written import new_scribe
 from tests.rpc.test_access_postures import GRANTS, POSTURES
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,10 @@ import re
 import pytest
 
 from memory_panel.services.store_writer import identity_scope
-from tests.rpc.conftest import LEAD, SCOUT, new_scribe
-from tests.views.realms import LUKA_FACTS, write_panel_realm
-from tests.views.support import row_ids
+from tests.support.html import row_ids
+from tests.support.postures import LEAD, SCOUT
+from tests.support.worlds import LUKA_FACTS, write_panel_realm
+from tests.support.written import new_scribe
 
 pytestmark = pytest.mark.django_db
 

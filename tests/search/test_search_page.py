@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from tests.views.realms import LUKA_FACTS, SCRIPT, write_panel_realm
-from tests.views.support import more_href, row_ids
+from tests.support.html import more_href, row_ids
+from tests.support.worlds import LUKA_FACTS, SCRIPT, write_panel_realm
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Search under MobKit's §2.6 postures: a caller never matches, counts or sees a snippet of a row it may not read.
 
-The world is tests/rpc/conftest.py's; what each posture may see is tests/rpc/test_access_postures.py's
+The world is tests/support/worlds.py's; what each posture may see is tests/rpc/test_access_postures.py's
 grant table, so search is judged by the same account of the rules as panel/records.
 """
 
@@ -12,7 +12,9 @@ from memory_panel.search_text import parse_query
 from memory_panel.selectors.counts import record_count
 from memory_panel.wire.params import RecordFilter
 from mobkit_console.access.caller import access_for_user
-from tests.rpc.conftest import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY, denied, panel
+from tests.support.postures import CALLERS
+from tests.support.rpc import denied, panel
+from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY
 from tests.rpc.test_access_postures import GRANTS, POSTURES
 from tests.search.test_search_rpc import matches
 
@@ -54,11 +56,9 @@ def test_reviewer_only_text_never_reaches_a_caller_without_review(client, world,
 
 @pytest.mark.parametrize("name", POSTURES)
 def test_counts_count_only_visible_rows(client, world, posture, name, django_user_model):
-    from tests.rpc.conftest import POSTURE_SUBJECT
-
     posture(name)
     grants = GRANTS[name]
-    access = access_for_user(django_user_model.objects.get(username=POSTURE_SUBJECT[name]))
+    access = access_for_user(django_user_model.objects.get(username=CALLERS[name][1]))
     for probe in PROBES:
         for status in STATUSES:
             count = record_count(

@@ -13,7 +13,8 @@ import pytest
 
 from memory_panel.search_text import MARK_END, MARK_START
 from memory_panel.services.store_writer import identity_scope, mob_scope, realm_scope
-from tests.rpc.conftest import PANEL, Written, call, invalid_params, new_scribe, panel
+from tests.support.rpc import PANEL, call, invalid_params, panel
+from tests.support.written import Written, new_scribe
 
 pytestmark = pytest.mark.django_db
 
