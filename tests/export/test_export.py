@@ -13,7 +13,7 @@ from memory_panel.services.store_writer import identity_scope
 from memory_panel.store.realms import realm_alias
 from tests.support.rpc import panel
 from tests.support.written import new_scribe
-from tests.rpc.test_access_postures import POSTURES
+from tests.support.grants import GRANTED_POSTURES as POSTURES
 
 pytestmark = pytest.mark.django_db
 

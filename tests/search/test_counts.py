@@ -11,7 +11,7 @@ from memory_panel.wire.params import RecordFilter
 from mobkit_console.access.caller import access_for_user
 from tests.support.rpc import panel
 from tests.support.written import new_scribe
-from tests.rpc.test_access_postures import GRANTS, POSTURES
+from tests.support.grants import GRANTED_POSTURES as POSTURES, GRANTS
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Search under MobKit's §2.6 postures: a caller never matches, counts or sees a snippet of a row it may not read.
 
-The world is tests/support/worlds.py's; what each posture may see is tests/rpc/test_access_postures.py's
+The world is tests/support/worlds.py's; what each posture may see is tests/support/grants.py's
 grant table, so search is judged by the same account of the rules as panel/records.
 """
 
@@ -15,8 +15,8 @@ from mobkit_console.access.caller import access_for_user
 from tests.support.postures import CALLERS
 from tests.support.rpc import denied, panel
 from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY
-from tests.rpc.test_access_postures import GRANTS, POSTURES
-from tests.search.test_search_rpc import matches
+from tests.support.grants import GRANTED_POSTURES as POSTURES, GRANTS
+from tests.support.matching import matches
 
 pytestmark = pytest.mark.django_db
 

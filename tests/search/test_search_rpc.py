@@ -7,34 +7,17 @@ diacritics folded), never by asking the console's search code.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from memory_panel.search_text import MARK_END, MARK_START
 from memory_panel.services.store_writer import identity_scope, mob_scope, realm_scope
+from tests.support.matching import matches
 from tests.support.rpc import PANEL, call, invalid_params, panel
 from tests.support.written import Written, new_scribe
 
 pytestmark = pytest.mark.django_db
 
 SCOUT, LEAD = "identity:scout", "identity:lead"
-
-
-def words(text: str) -> list[str]:
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return re.findall(r"[^\W_]+", "".join(c for c in folded if not unicodedata.combining(c)))
-
-
-def matches(row: Written, *terms: str) -> bool:
-    haystacks = [words(row.title), words(row.body), words(" ".join(row.tags))]
-    for term in terms:
-        needle = words(term)
-        if not any(hay[i : i + len(needle)] == needle for hay in haystacks for i in range(len(hay))):
-            return False
-    return True
 
 
 def ids(reply) -> list[str]:
