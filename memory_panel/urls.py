@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from memory_panel.views import ledger, memory
+from memory_panel.views import ledger, memory, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
+    path("memory/holdings/<str:tile>/", tiles.tile_evidence, name="memory-tile"),
     path("memory/records/", memory.records, name="memory-records"),
     # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.
     path("memory/records/<path:memory_id>/", memory.record_detail, name="memory-record"),

@@ -38,12 +38,15 @@ from memory_panel import conf
 
 from memory_panel.cursor import Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
+from memory_panel.store.tile_facts import fact_rows
 
 logger = logging.getLogger("memory_panel.store.realm_index")
 
 # Above this many new audit rows a request does not catch up inline; a rebuild does.
 MAX_INLINE_DELTA = 5000
 BUILD_BATCH = 20_000
+# Bumped whenever the index's tables change: a generation of another version is rebuilt.
+SCHEMA_VERSION = "2"
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -55,6 +58,9 @@ _SCHEMA = (
     " status_kind TEXT NOT NULL, records INTEGER NOT NULL, body_chars INTEGER NOT NULL,"
     " PRIMARY KEY (scope_kind, scope_key, status_kind))",
     "CREATE TABLE steward_audit (audit_id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL)",
+    # The Holdings verdict tiles' per-record facts (memory_panel/store/tile_facts.py).
+    "CREATE TABLE tile_facts (fact TEXT NOT NULL, memory_id TEXT NOT NULL, scope_kind TEXT NOT NULL,"
+    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, PRIMARY KEY (fact, scope_kind, scope_key, memory_id))",
 )
 # One index per filter combination the panel offers, each ending in the page order.
 _INDEXES = (
@@ -68,6 +74,7 @@ _INDEXES = (
     "CREATE INDEX entries_created ON entries (status_kind, created_at_ms, memory_id)",
     "CREATE INDEX entries_supersedes ON entries (supersedes)",
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
+    "CREATE INDEX tile_facts_memory ON tile_facts (memory_id)",
 )
 _ENTRY_COLUMNS = (
     "memory_id, updated_at_ms, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
@@ -159,6 +166,20 @@ class RealmIndex:
             "SELECT scope_kind, scope_key, status_kind, records, body_chars FROM holdings WHERE records > 0"
         ).fetchall()
 
+    def tile_facts(self) -> list[tuple[str, str, str, str, int]]:
+        """(fact, scope_kind, scope_key, status_kind, records) for every fact the index holds."""
+        return self.conn.execute(
+            "SELECT fact, scope_kind, scope_key, status_kind, COUNT(*) FROM tile_facts GROUP BY 1, 2, 3, 4"
+        ).fetchall()
+
+    def tile_fact_ids(self, fact: str, scope_kind: str, scope_key: str, limit: int) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope_kind = ? AND scope_key = ?"
+            " ORDER BY memory_id LIMIT ?",
+            (fact, scope_kind, scope_key, limit),
+        )
+        return [row[0] for row in rows]
+
     def steward_audit_ids(self, memory_id: str) -> list[int]:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
         return [row[0] for row in rows]
@@ -203,6 +224,9 @@ def realm_index(realm: str) -> RealmIndex | None:
         return None
     conn = _generation_connection(generation)
     meta = dict(conn.execute("SELECT key, value FROM meta"))
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        start_build(realm)  # written by an older console: its tables lack what this one reads
+        return None
     if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
         start_build(realm)  # the realm file was replaced: this generation describes another file
         return None
@@ -293,6 +317,7 @@ def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
             priors = {row[6] for row in rows if row[6]} - touched
             rows += _entry_rows(source, priors)
             steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+            facts = fact_rows(source.cursor(), ids=touched | priors)
             last_id, last_token, _ = delta[-1]
         finally:
             source.rollback()
@@ -301,6 +326,8 @@ def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
         if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
             _apply_entries(conn, rows, missing=touched | priors)
             conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
+            conn.executemany("DELETE FROM tile_facts WHERE memory_id = ?", [(m,) for m in touched | priors])
+            conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
             _set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
         conn.execute("COMMIT")
     except BaseException:
@@ -418,7 +445,13 @@ def build(realm: str) -> Path | None:
             count = _copy_snapshot(path, out)
             for statement in _INDEXES:
                 out.execute(statement)
-            _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
+            _set_meta(
+                out,
+                realm_dev=str(stat.st_dev),
+                realm_ino=str(stat.st_ino),
+                built_at=str(time.time()),
+                schema_version=SCHEMA_VERSION,
+            )
         finally:
             out.close()
         os.replace(partial, target)
@@ -444,6 +477,7 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
                 out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
                 count += len(batch)
             out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
+            out.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", fact_rows(source.cursor()))
             out.execute(
                 "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
                 " FROM entries GROUP BY 1, 2, 3"

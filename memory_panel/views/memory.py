@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from memory_panel.cursor import parse_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
+from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.store.realms import realm_names
@@ -65,6 +66,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "overview": overview,
         "tables": _holdings_tables(overview.data) if overview.data else [],
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
+        "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
         **_holdings_footer(access, realm),
     }
     return _page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
