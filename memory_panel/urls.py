@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_panel.views import ledger, memory, tiles
+from memory_panel.views import knowledge, ledger, memory, pipeline, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
@@ -12,6 +12,8 @@ urlpatterns: list = [
     path("memory/records/<path:memory_id>/", memory.record_detail, name="memory-record"),
     path("memory/quarantine/", memory.quarantine, name="memory-quarantine"),
     path("memory/dreams/", memory.dreams, name="memory-dreams"),
+    path("memory/pipeline/", pipeline.pipeline_page, name="memory-pipeline"),
+    path("memory/knowledge/", knowledge.knowledge_page, name="memory-knowledge"),
     path("memory/ledger/", ledger.ledger, name="memory-ledger"),
     path("memory/ledger/health/", ledger.ledger_health_fragment, name="memory-ledger-health"),
     path("memory/recall/", ledger.recall, name="memory-recall"),

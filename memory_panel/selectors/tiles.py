@@ -16,10 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_panel.errors import UnknownRealm
 from memory_panel.selectors.holdings import ScopeHoldings, _realm_holdings
 from memory_panel.store.realm_index import realm_index
-from memory_panel.store.realms import realm_alias, store_format
+from memory_panel.store.realms import realm_alias, realm_exists, store_format
 from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import panel_realms, realm_cursor, records_by_id
 from memory_panel.store.tile_facts import FACTS, fact_rows
@@ -111,7 +110,7 @@ class _RealmFacts:
 
 def verdict_tiles(*, access: Access, realm: str | None) -> list[Tile]:
     """The six tiles, in MobKit's fixed order (docs/panel-tabs.md §2.1)."""
-    realms = [name for name in panel_realms(realm) if _exists(name)]
+    realms = [name for name in panel_realms(realm) if realm_exists(name)]
     facts = [_realm_facts(access, name, EVIDENCE_MAX) for name in realms] if can_read_memory(access) else []
     tiles = {
         "echo-safety": _echo_tile(access, facts, realms),
@@ -130,7 +129,7 @@ def tile_evidence(*, access: Access, realm: str | None, tile: str, limit: int) -
     total = 0
     if not can_read_memory(access):
         return found, total
-    for name in (n for n in panel_realms(realm) if _exists(n)):
+    for name in (n for n in panel_realms(realm) if realm_exists(n)):
         facts = _realm_facts(access, name, limit)
         for fact, (fact_tile, _) in FACTS.items():
             if fact_tile != tile:
@@ -143,14 +142,6 @@ def tile_evidence(*, access: Access, realm: str | None, tile: str, limit: int) -
 
 # ---------------------------------------------------------------------------------------------
 # Reading one realm
-
-
-def _exists(realm: str) -> bool:
-    try:
-        realm_alias(realm)
-    except UnknownRealm:
-        return False
-    return True
 
 
 def _realm_facts(access: Access, realm: str, sample: int) -> _RealmFacts:

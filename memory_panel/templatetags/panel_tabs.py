@@ -26,3 +26,9 @@ def tile_word(state: str) -> str:
 @register.filter
 def fact_text(fact: str) -> str:
     return FACT_TEXT.get(fact, fact)
+
+
+@register.simple_tag
+def proposal_taint(taints: dict, realm: str, proposal_id: str) -> str:
+    """The propose-time taint reason of one waiting proposal (keys are (realm, proposal_id) pairs)."""
+    return taints.get((realm, proposal_id), "")
