@@ -39,6 +39,7 @@ from memory_panel import conf
 from memory_panel.cursor import Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
 from memory_panel.store.tile_facts import fact_rows
+from memory_panel.store.utility import utility_rows
 
 logger = logging.getLogger("memory_panel.store.realm_index")
 
@@ -46,7 +47,7 @@ logger = logging.getLogger("memory_panel.store.realm_index")
 MAX_INLINE_DELTA = 5000
 BUILD_BATCH = 20_000
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -61,6 +62,9 @@ _SCHEMA = (
     # The Holdings verdict tiles' per-record facts (memory_panel/store/tile_facts.py).
     "CREATE TABLE tile_facts (fact TEXT NOT NULL, memory_id TEXT NOT NULL, scope_kind TEXT NOT NULL,"
     " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, PRIMARY KEY (fact, scope_kind, scope_key, memory_id))",
+    # Each record's key in the utility order (memory_panel/store/utility.py), for sort=utility pages.
+    "CREATE TABLE utility (utility_key TEXT PRIMARY KEY, memory_id TEXT NOT NULL UNIQUE, scope_kind TEXT NOT NULL,"
+    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL, trust TEXT NOT NULL) WITHOUT ROWID",
 )
 # One index per filter combination the panel offers, each ending in the page order.
 _INDEXES = (
@@ -75,6 +79,8 @@ _INDEXES = (
     "CREATE INDEX entries_supersedes ON entries (supersedes)",
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
     "CREATE INDEX tile_facts_memory ON tile_facts (memory_id)",
+    "CREATE INDEX utility_scope ON utility (scope_kind, scope_key, utility_key)",
+    "CREATE INDEX utility_status ON utility (status_kind, utility_key)",
 )
 _ENTRY_COLUMNS = (
     "memory_id, updated_at_ms, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
@@ -179,6 +185,20 @@ class RealmIndex:
             (fact, scope_kind, scope_key, limit),
         )
         return [row[0] for row in rows]
+
+    def utility_entries(
+        self, query: IndexQuery, after: str | None, limit: int
+    ) -> list[tuple[str, str, str, str]]:
+        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order."""
+        where, args = _where(query)
+        if after is not None:
+            where.append("utility_key > ?")
+            args.append(after)
+        sql = "SELECT utility_key, memory_id, scope_kind, scope_key FROM utility"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY utility_key LIMIT ?"
+        return self.conn.execute(sql, [*args, limit]).fetchall()
 
     def steward_audit_ids(self, memory_id: str) -> list[int]:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
@@ -318,6 +338,7 @@ def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
             rows += _entry_rows(source, priors)
             steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
             facts = fact_rows(source.cursor(), ids=touched | priors)
+            utility = list(utility_rows(source.cursor(), ids=touched | priors))
             last_id, last_token, _ = delta[-1]
         finally:
             source.rollback()
@@ -328,6 +349,8 @@ def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
             conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
             conn.executemany("DELETE FROM tile_facts WHERE memory_id = ?", [(m,) for m in touched | priors])
             conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
+            conn.executemany("DELETE FROM utility WHERE memory_id = ?", [(m,) for m in touched | priors])
+            conn.executemany("INSERT OR REPLACE INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility)
             _set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
         conn.execute("COMMIT")
     except BaseException:
@@ -478,6 +501,7 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
                 count += len(batch)
             out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
             out.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", fact_rows(source.cursor()))
+            out.executemany("INSERT INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility_rows(source.cursor()))
             out.execute(
                 "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
                 " FROM entries GROUP BY 1, 2, 3"

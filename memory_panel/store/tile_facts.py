@@ -31,7 +31,8 @@ ABOVE_OBSERVED = "('agent_verified', 'application', 'operator')"
 DEAD_INJECTIONS = 3  # docs/panel-tabs.md §3.1: DEAD = injected ≥ 3 and never judged useful
 
 
-def _usage(field: str) -> str:
+def usage_sql(field: str) -> str:
+    """One ``usage_stats`` counter of the row ``r``, as SQL."""
     # docs/store-format.md §2: bad usage JSON reads as the default (zero counters).
     return f"(CASE WHEN json_valid(r.usage_stats) THEN COALESCE(json_extract(r.usage_stats, '$.{field}'), 0) ELSE 0 END)"
 
@@ -71,8 +72,8 @@ def _conditions(ever_quarantined: str, has_pending_promotions: bool) -> dict[str
             " OR (r.tombstoned_at_ms IS NOT NULL AND i.at_ms > r.tombstoned_at_ms)))"
         ),
         "recall.dead": (
-            f"r.status_kind = 'active' AND {_usage('injected_count')} >= {DEAD_INJECTIONS}"
-            f" AND {_usage('judged_useful_count')} = 0"
+            f"r.status_kind = 'active' AND {usage_sql('injected_count')} >= {DEAD_INJECTIONS}"
+            f" AND {usage_sql('judged_useful_count')} = 0"
         ),
         # Active and ever quarantined, yet no review put it there: neither a review batch
         # (audit.detail.review) nor a committed promotion gate wrote it.

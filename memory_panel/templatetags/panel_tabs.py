@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 from memory_panel.selectors.tiles import FACT_TEXT
@@ -32,3 +34,19 @@ def fact_text(fact: str) -> str:
 def proposal_taint(taints: dict, realm: str, proposal_id: str) -> str:
     """The propose-time taint reason of one waiting proposal (keys are (realm, proposal_id) pairs)."""
     return taints.get((realm, proposal_id), "")
+
+
+@register.filter
+def utility(record: Any) -> dict[str, Any]:
+    """docs/panel-tabs.md §3.1: injected, recalled, useful, ratio, bytes spent and DEAD of one row."""
+    usage = getattr(record, "usage", {}) or {}
+    injected = int(usage.get("injected_count") or 0)
+    useful = int(usage.get("judged_useful_count") or 0)
+    return {
+        "injected": injected,
+        "recalled": int(usage.get("explicit_recall_count") or 0),
+        "useful": useful,
+        "ratio": f"{useful / injected:.2f}" if injected else "—",
+        "spent": injected * int(getattr(record, "body_bytes", 0) or 0),
+        "dead": injected >= 3 and useful == 0,
+    }

@@ -14,14 +14,15 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 
-from memory_panel.cursor import parse_cursor
+from memory_panel.cursor import parse_cursor, parse_utility_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
-from memory_panel.selectors import tiles as tile_selectors
+from memory_panel.selectors import record_utility, tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.store.realms import realm_names
-from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
+from memory_panel.errors import InvalidParams
+from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS
 from memory_panel.views.render import Section, panel_view, render_page, section
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
@@ -39,7 +40,15 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md, HTTP routes).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
+RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "sort")
+SORTS = ("recency", "utility")  # docs/panel-tabs.md §3.5
+
+
+def parse_sort(raw: str | None) -> str:
+    value = (raw or "").strip() or "recency"
+    if value not in SORTS:
+        raise InvalidParams(f"unknown sort '{value}' (expected recency or utility)")
+    return value
 
 
 def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
@@ -105,10 +114,16 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
     realm = parse_realm(params.get("realm"))
     filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
-    cursor = parse_cursor(params.get("cursor"))
+    sort = parse_sort(params.get("sort"))
+    cursor = (parse_utility_cursor if sort == "utility" else parse_cursor)(params.get("cursor"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    page = section(record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
+    selector = record_utility.record_list_by_utility if sort == "utility" else record_selectors.record_list
+    page = section(selector, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    # docs/panel-tabs.md §3.3: grouped by scope only when nothing is filtered and the sort is recency.
+    grouped = sort == "recency" and not set(state) - {"limit", "sort"}
+    if grouped and page.data is not None:
+        page.data.records.sort(key=lambda r: (SCOPE_ORDER.get(r.scope_kind, len(SCOPE_ORDER)), r.realm, r.scope_key))
     context = {
         "realm": realm,
         "page": page,
@@ -116,6 +131,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "state": state,
         "more_url": _more_url(state, page),
         "continued": cursor is not None,
+        "sort": sort,
+        "grouped": grouped,
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
