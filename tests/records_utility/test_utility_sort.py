@@ -13,14 +13,6 @@ from tests.views.postures import SCOPED
 URL = "/console/memory/records/"
 
 
-@pytest.fixture(params=["direct", "index"])
-def read_path(request, settings):
-    if request.param == "index":
-        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
-        settings.MOBKIT_REALM_INDEX_BACKGROUND = False
-    return request.param
-
-
 @pytest.fixture
 def realm(realm_writer):
     """Records whose utility order is known: (title, injections, judged useful)."""

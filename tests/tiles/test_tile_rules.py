@@ -191,14 +191,6 @@ def tile_states(page: str) -> dict[str, str]:
     return dict(re.findall(r'data-tile="([a-z-]+)" data-status="([a-z-]+)"', page))
 
 
-@pytest.fixture(params=["direct", "index"])
-def read_path(request, settings):
-    if request.param == "index":
-        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
-        settings.MOBKIT_REALM_INDEX_BACKGROUND = False
-    return request.param
-
-
 def build(realm_writer, scenario: Callable) -> tuple[dict[str, str], str | None]:
     w = realm_writer("default")
     ids = _base(w)
