@@ -67,7 +67,7 @@ def keyset_predicate(cursor: Cursor, *, placeholder: str = "?") -> tuple[str, li
 
 
 # ---------------------------------------------------------------------------------------------
-# The utility order (docs/panel-tabs.md §3.2): dead first, then ratio ascending (never injected
+# The utility order (docs/panel-tabs.md §3): dead first, then ratio ascending (never injected
 # last), then bytes spent descending, ties in the records order (updated_at_ms, memory_id desc).
 # MobKit sorts one loaded page in the browser and has no cursor for it; the console pages the
 # whole store, so the order is one text key per record that sorts ascending, and the cursor is
@@ -80,7 +80,7 @@ _WIDE = 10**20 - 1
 
 
 def utility_key(*, injected: int, useful: int, body_bytes: int, updated_at_ms: int, memory_id: str) -> str:
-    dead = injected >= 3 and useful == 0  # docs/panel-tabs.md §3.1 DEAD
+    dead = injected >= 3 and useful == 0  # docs/panel-tabs.md §3 DEAD
     ratio = min(useful * _RATIO_SCALE // injected, _WIDE) if injected > 0 else _RATIO_NEVER
     spent = min(max(injected, 0) * max(body_bytes, 0), _WIDE)
     # Descending parts are complemented; the id descends by complementing its bytes, and the

@@ -1,10 +1,10 @@
 """Knowledge: what one identity (or one mob) knows, composed by scope, and what was injected into it.
 
 Composition counts are real store totals (the per-scope holdings, from the realm index when the
-realm has one), not counts over a loaded page as in MobKit's panel (docs/panel-tabs.md §4.2).
+realm has one), not counts over a loaded page as in MobKit's panel (docs/panel-tabs.md §4).
 The budget gauge measures rendered injection blocks the way the runtime budgets them
 (docs/runtime-surfaces.md §4.7: 2 KiB of body per record, 20 KiB per assembly, 60 KiB per
-session), and the history marks DUP rows by MobKit's rule (docs/panel-tabs.md §4.6).
+session), and the history marks DUP rows by MobKit's rule (docs/panel-tabs.md §4).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _history(access: Access, realms: list[str], identity: str) -> tuple[list[His
             hidden += 1
             continue
         older = rows[index + 1] if index + 1 < len(rows) else None
-        # docs/panel-tabs.md §4.6: keyed by identity only (one identity here), adjacent rows only.
+        # docs/panel-tabs.md §4: keyed by identity only (one identity here), adjacent rows only.
         dup = older is not None and older.record_id == row.record_id
         history.append(HistoryRow(row, record.title if record is not None else None, dup))
     return history, hidden

@@ -1,4 +1,4 @@
-"""Records in the utility order (docs/panel-tabs.md §3.2), keyset-paged over the whole store.
+"""Records in the utility order (docs/panel-tabs.md §3), keyset-paged over the whole store.
 
 MobKit sorts the loaded page in the browser; here the order is each record's utility key
 (``memory_panel/cursor.py``), read from the realm index's ``utility`` table for large realms, so a

@@ -45,7 +45,7 @@ LABELS = {
     "store-floor": "STORE FLOOR",
 }
 RECORD_TILES = ("echo-safety", "taint-wall", "lattice", "recall")
-EVIDENCE_MAX = 5  # docs/panel-tabs.md §2.1.3: VERDICT_EVIDENCE_MAX
+EVIDENCE_MAX = 5  # docs/panel-tabs.md §2: VERDICT_EVIDENCE_MAX
 WEEK_MS = 7 * 86_400_000  # gated promotion expiry (docs/store-format.md §8)
 NEAR_FLOOR = 0.9
 FACT_TEXT = {
@@ -109,7 +109,7 @@ class _RealmFacts:
 
 
 def verdict_tiles(*, access: Access, realm: str | None) -> list[Tile]:
-    """The six tiles, in MobKit's fixed order (docs/panel-tabs.md §2.1)."""
+    """The six tiles, in MobKit's fixed order (docs/panel-tabs.md §2)."""
     realms = [name for name in panel_realms(realm) if realm_exists(name)]
     facts = [_realm_facts(access, name, EVIDENCE_MAX) for name in realms] if can_read_memory(access) else []
     tiles = {

@@ -28,7 +28,7 @@ FACTS: dict[str, tuple[str, str]] = {
 
 LLM_AUTHORS = "('agent', 'steward', 'distiller')"
 ABOVE_OBSERVED = "('agent_verified', 'application', 'operator')"
-DEAD_INJECTIONS = 3  # docs/panel-tabs.md §3.1: DEAD = injected ≥ 3 and never judged useful
+DEAD_INJECTIONS = 3  # docs/panel-tabs.md §3: DEAD = injected ≥ 3 and never judged useful
 
 
 def usage_sql(field: str) -> str:

@@ -38,7 +38,7 @@ def proposal_taint(taints: dict, realm: str, proposal_id: str) -> str:
 
 @register.filter
 def utility(record: Any) -> dict[str, Any]:
-    """docs/panel-tabs.md §3.1: injected, recalled, useful, ratio, bytes spent and DEAD of one row."""
+    """docs/panel-tabs.md §3: injected, recalled, useful, ratio, bytes spent and DEAD of one row."""
     usage = getattr(record, "usage", {}) or {}
     injected = int(usage.get("injected_count") or 0)
     useful = int(usage.get("judged_useful_count") or 0)
