@@ -75,6 +75,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--baseline-reps", type=int, default=10,
                         help="timed repetitions per MobKit-query and Datasette measurement (each is a full scan)")
     parser.add_argument("--profile", action="store_true", help="cProfile the console's 90%% records RPC and exit")
+    parser.add_argument("--keep-index", action="store_true",
+                        help="with --keep: reuse the realm index an earlier run built instead of rebuilding it")
     parser.add_argument("--panel-tabs-only", action="store_true",
                         help="time only the issue-12 pages (tiles, Knowledge, Pipeline, utility sort)")
     return parser.parse_args()
@@ -380,12 +382,16 @@ def main() -> None:
     print(f"before: sha256 {before['sha256']} size {before['size']} mtime_ns {before['mtime_ns']} {sidecars(realm_file)}")
 
     call_command("migrate", verbosity=0)
-    shutil.rmtree(index_module.index_dir() / REALM, ignore_errors=True)
-    started = time.monotonic()
-    generation = index_module.build(REALM)
-    build_seconds = time.monotonic() - started
-    print(f"index build: {build_seconds:.1f} s, {generation.stat().st_size:,} bytes ({generation})")
-    index = index_module.realm_index(REALM)
+    index = index_module.realm_index(REALM) if args.keep_index else None
+    if index is None:
+        shutil.rmtree(index_module.index_dir() / REALM, ignore_errors=True)
+        started = time.monotonic()
+        generation = index_module.build(REALM)
+        build_seconds = time.monotonic() - started
+        print(f"index build: {build_seconds:.1f} s, {generation.stat().st_size:,} bytes ({generation})")
+        index = index_module.realm_index(REALM)
+    else:
+        print("index build: skipped (--keep-index, kept from an earlier run)")
     assert index is not None, "the index did not come up"
 
     access_file = scratch / "access.toml"

@@ -257,7 +257,8 @@ def _taint_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> 
             elif status in ("pending", "held") and clock - created > WEEK_MS:
                 breaches["degraded"] += 1
         if reviewer:
-            waiting = cursor.execute(
+            index = realm_index(name)  # the realm has no (status, created) index of its own
+            waiting = index.quarantined_before(clock - WEEK_MS) if index is not None else cursor.execute(
                 "SELECT scope_kind, scope_key, COUNT(*) FROM records WHERE status_kind = 'quarantined'"
                 " AND created_at_ms < %s GROUP BY 1, 2",
                 [clock - WEEK_MS],

@@ -186,6 +186,14 @@ class RealmIndex:
         )
         return [row[0] for row in rows]
 
+    def quarantined_before(self, cutoff_ms: int) -> list[tuple[str, str, int]]:
+        """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``: the review backlog."""
+        return self.conn.execute(
+            "SELECT scope_kind, scope_key, COUNT(*) FROM entries WHERE status_kind = 'quarantined'"
+            " AND created_at_ms < ? GROUP BY 1, 2",
+            (cutoff_ms,),
+        ).fetchall()
+
     def utility_entries(
         self, query: IndexQuery, after: str | None, limit: int
     ) -> list[tuple[str, str, str, str]]:

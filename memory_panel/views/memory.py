@@ -88,7 +88,12 @@ def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[
 
 
 def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
-    dreams = section(dream_selectors.dream_history, access=access, realm=realm, limit=1)
+    # The newest durable sheet is one indexed row; rebuilding runs from the audit trail reads
+    # 5,000 audit rows, so it is asked only of realms that keep no sheets (older store format).
+    dreams = section(dream_selectors.dream_runs, access=access, realm=realm, limit=1)
+    if not dreams.denied and not dreams.data[0]:
+        dreams = section(dream_selectors.dream_history, access=access, realm=realm, limit=1)
+    newest = None if dreams.denied else (dreams.data[0] or [None])[0]
     proposals = section(pending.pending_proposals, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
     # The queue count is shown to reviewers only (docs/ui.md §4 Holdings footer); others see no number.
     queue = (
@@ -97,7 +102,10 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
         else None
     )
     return {
-        "last_dream": dreams if dreams.denied else Section(data=(dreams.data[0] or [None])[0]),
+        "last_dream": dreams if dreams.denied else Section(data=newest and {
+            "run_id": newest.run_id,
+            "at_ms": getattr(newest, "completed_at_ms", None) or getattr(newest, "last_op_at_ms", None),
+        }),
         "proposals": proposals if proposals.denied else Section(data=proposals.data[0]),
         "queue": queue,
         "queue_cap": RECORDS_MAX_LIMIT,
