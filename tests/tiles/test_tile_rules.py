@@ -260,3 +260,17 @@ def test_unknown_tile_is_a_clear_404(client_for, realm_writer):
     response = client_for().get("/console/memory/holdings/nope/")
     assert response.status_code == 404
     assert "unknown verdict tile &#x27;nope&#x27;" in response.content.decode()
+
+
+def test_older_store_format_decides_the_record_tiles_and_leaves_dreams_unverifiable(client_for, realm_writer,
+                                                                                    read_path):
+    w = realm_writer("default", format="older")
+    ids = _base(w)
+    lattice_violated(w, ids)
+    client = client_for()
+    client.get(URL)
+    states = tile_states(client.get(URL).content.decode())
+
+    assert states["lattice"] == "violated"
+    assert states["dreams"] == "unverifiable"  # the older format keeps no dream_runs sheets
+    assert states["taint-wall"] == "holding"
