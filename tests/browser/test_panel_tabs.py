@@ -44,7 +44,7 @@ def test_tile_to_evidence_to_record(agent_memory_dir, user_with_password, browse
 
     lattice.get_by_role("link", name="All 1 record").click()
     page.wait_for_url("**/console/memory/holdings/lattice/")
-    assert page.get_by_role("heading", name="The rule").is_visible()
+    assert page.locator("#rule").inner_text().startswith("No LLM-authored record sits above agent_observed")
     fits(browser, "tile-evidence")
 
     page.get_by_role("link", name="Prefers window seats").first.click()
