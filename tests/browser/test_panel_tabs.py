@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.services.store_writer import StoreWriter
-from tests.views.postures import READER, REVIEWER
-from tests.views.realms import QUARANTINED_TITLE, write_panel_realm
+from tests.support.postures import READER, REVIEWER
+from tests.support.worlds import PANEL_QUARANTINED_TITLE as QUARANTINED_TITLE, write_panel_realm
 
 pytestmark = pytest.mark.browser
 WIDTHS = [1280, 390]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from memory_panel.services.store_writer import agent, identity_scope, mob_scope, new_record
-from tests.views.postures import READER, REVIEWER, SCOPED
+from tests.support.postures import READER, REVIEWER, SCOUT_READER as SCOPED
 
 URL = "/console/memory/pipeline/"
 TAINT = "session tainted by web tool 'web_fetch'"

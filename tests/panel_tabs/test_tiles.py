@@ -20,7 +20,7 @@ from memory_panel.services.store_writer import (
     mob_scope,
     new_record,
 )
-from tests.views.postures import ADMIN, NOBODY, READER, REVIEWER, SCOPED
+from tests.support.postures import NOBODY, READER, REVIEWER, ROOT as ADMIN, SCOUT_READER as SCOPED
 
 URL = "/console/memory/"
 DAY = 86_400_000

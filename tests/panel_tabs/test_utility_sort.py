@@ -8,7 +8,7 @@ import re
 import pytest
 
 from memory_panel.services.store_writer import identity_scope, mob_scope
-from tests.views.postures import SCOPED
+from tests.support.postures import SCOUT_READER as SCOPED
 
 URL = "/console/memory/records/"
 
