@@ -75,6 +75,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--baseline-reps", type=int, default=10,
                         help="timed repetitions per MobKit-query and Datasette measurement (each is a full scan)")
     parser.add_argument("--profile", action="store_true", help="cProfile the console's 90%% records RPC and exit")
+    parser.add_argument("--keep-index", action="store_true",
+                        help="with --keep: reuse the realm index an earlier run built instead of rebuilding it")
+    parser.add_argument("--panel-tabs-only", action="store_true",
+                        help="time only the issue-12 pages (tiles, Knowledge, Pipeline, utility sort)")
     return parser.parse_args()
 
 
@@ -378,12 +382,16 @@ def main() -> None:
     print(f"before: sha256 {before['sha256']} size {before['size']} mtime_ns {before['mtime_ns']} {sidecars(realm_file)}")
 
     call_command("migrate", verbosity=0)
-    shutil.rmtree(index_module.index_dir() / REALM, ignore_errors=True)
-    started = time.monotonic()
-    generation = index_module.build(REALM)
-    build_seconds = time.monotonic() - started
-    print(f"index build: {build_seconds:.1f} s, {generation.stat().st_size:,} bytes ({generation})")
-    index = index_module.realm_index(REALM)
+    index = index_module.realm_index(REALM) if args.keep_index else None
+    if index is None:
+        shutil.rmtree(index_module.index_dir() / REALM, ignore_errors=True)
+        started = time.monotonic()
+        generation = index_module.build(REALM)
+        build_seconds = time.monotonic() - started
+        print(f"index build: {build_seconds:.1f} s, {generation.stat().st_size:,} bytes ({generation})")
+        index = index_module.realm_index(REALM)
+    else:
+        print("index build: skipped (--keep-index, kept from an earlier run)")
     assert index is not None, "the index did not come up"
 
     access_file = scratch / "access.toml"
@@ -396,6 +404,11 @@ def main() -> None:
         return
 
     rows: list[Row] = []
+    if args.panel_tabs_only:
+        rows += panel_tab_rows(console, index.conn, args.reps)
+        print_table(rows)
+        print_panel_tab_verdict(rows)
+        return
     expected: dict[str, list[str]] = {}
     group = "records page, limit 50"
     for case in cases:
@@ -435,8 +448,11 @@ def main() -> None:
     rows.append(Row(group, "console HTML  /console/memory/dreams/", timed(
         lambda: console.page("admin", "/console/memory/dreams/", {"realm": REALM}), args.reps)))
 
+    rows += panel_tab_rows(console, index.conn, args.reps)
+
     print_table(rows)
     print_verdict(rows)
+    print_panel_tab_verdict(rows)
 
     mobkit.conn.close()
     after = fingerprint(realm_file)
@@ -448,6 +464,44 @@ def main() -> None:
     shutil.rmtree(scratch, ignore_errors=True)
     if after != before:
         sys.exit(1)
+
+
+def panel_tab_rows(console: Console, index_conn: sqlite3.Connection, reps: int) -> list[Row]:
+    """Issue 12: Holdings with its six verdict tiles, Knowledge, Pipeline, and the utility sort."""
+    group = "panel tabs (issue 12)"
+    rows = []
+    holdings = console.page("admin", "/console/memory/", {"realm": REALM})
+    assert holdings.count('data-tile="') == 6, "Holdings lost its tiles"
+    for label, path, params in (
+        ("Holdings, six tiles", "/console/memory/", {"realm": REALM}),
+        ("Holdings, six tiles, reader granted one agent", "/console/memory/", {"realm": REALM}),
+        ("Knowledge", "/console/memory/knowledge/", {"realm": REALM, "identity": IDENTITY}),
+        ("Pipeline", "/console/memory/pipeline/", {"realm": REALM}),
+    ):
+        who = "scoped" if "one agent" in label else "admin"
+        rows.append(Row(group, f"console HTML  {label}", timed(lambda: console.page(who, path, params), reps)))
+    total = index_conn.execute("SELECT COUNT(*) FROM utility").fetchone()[0]
+    deep = index_conn.execute(
+        "SELECT utility_key FROM utility ORDER BY utility_key LIMIT 1 OFFSET ?", (int(total * 0.9),)
+    ).fetchone()[0]
+    for label, extra in (("first", {}), ("90%", {"cursor": f"u1.{deep}"})):
+        params = {"realm": REALM, "limit": str(LIMIT), "sort": "utility", **extra}
+        page = console.page("admin", "/console/memory/records/", params)
+        assert page.count('class="record-row') == LIMIT, label
+        rows.append(Row(group, f"console HTML  utility sort {label}",
+                        timed(lambda: console.page("admin", "/console/memory/records/", params), reps)))
+    return rows
+
+
+def print_panel_tab_verdict(rows: list[Row]) -> None:
+    """Issue 12's targets: Holdings (six tiles), Knowledge and Pipeline p50 < 50 ms; utility 90% within 2x."""
+    by_name = {row.name: row for row in rows}
+    for label in ("Holdings, six tiles", "Holdings, six tiles, reader granted one agent", "Knowledge", "Pipeline"):
+        median = by_name[f"console HTML  {label}"].median
+        print(f"target {label} p50 < 50 ms: {median:.2f} ms -> {'met' if median < 50 else 'MISSED'}")
+    first = by_name["console HTML  utility sort first"].median
+    deep = by_name["console HTML  utility sort 90%"].median
+    print(f"target utility 90% within 2x of first: {deep / first:.2f}x -> {'met' if deep <= 2 * first else 'MISSED'}")
 
 
 def print_verdict(rows: list[Row]) -> None:

@@ -123,3 +123,57 @@ def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
     if digest != query_digest:
         raise InvalidParams("cursor belongs to another query or filters: start again without it")
     return SearchCursor(float(bm25), updated_at_ms, memory_id, digest, shift, window)
+
+
+# The utility order (docs/panel-tabs.md §3): dead first, then ratio ascending (never injected
+# last), then bytes spent descending, ties in the records order (updated_at_ms, memory_id desc).
+# MobKit sorts one loaded page in the browser and has no cursor for it; the console pages the
+# whole store, so the order is one text key per record that sorts ascending, and the cursor is
+# that key: a distinct, still opaque format ("u1." + key) beside the recency cursor.
+
+UTILITY_CURSOR_PREFIX = "u1."
+_RATIO_SCALE = 10**12
+_RATIO_NEVER = 10**21 - 1  # never injected: no ratio, sorts after every real one
+_WIDE = 10**20 - 1
+
+
+def utility_key(*, injected: int, useful: int, body_bytes: int, updated_at_ms: int, memory_id: str) -> str:
+    dead = injected >= 3 and useful == 0  # docs/panel-tabs.md §3 DEAD
+    ratio = min(useful * _RATIO_SCALE // injected, _WIDE) if injected > 0 else _RATIO_NEVER
+    spent = min(max(injected, 0) * max(body_bytes, 0), _WIDE)
+    # Descending parts are complemented; the id descends by complementing its bytes, and the
+    # "ff" terminator puts a longer id before its own prefix, as a descending string order does.
+    descending_id = bytes(255 - b for b in memory_id.encode("utf-8")).hex() + "ff"
+    return (
+        f"{0 if dead else 1}{ratio:021d}{_WIDE - spent:020d}{SQLITE_INT_MAX - max(updated_at_ms, 0):019d}"
+        f"{descending_id}"
+    )
+
+
+@dataclass(frozen=True, order=True)
+class UtilityCursor:
+    """A position in the utility order: the key of the last row shown."""
+
+    key: str
+
+    def encode(self) -> str:
+        return UTILITY_CURSOR_PREFIX + self.key
+
+
+def parse_utility_cursor(raw: Any) -> UtilityCursor | None:
+    """``"u1.<key>"``; absent or blank means the first page, anything else is malformed."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str):
+        raise InvalidParams("malformed cursor")
+    key = raw.strip().removeprefix(UTILITY_CURSOR_PREFIX)
+    digits, tail = key[:61], key[61:]
+    if (
+        not raw.strip().startswith(UTILITY_CURSOR_PREFIX)
+        or not (digits.isascii() and digits.isdigit() and len(digits) == 61)
+        or not tail.endswith("ff")
+        or len(tail) % 2
+        or any(c not in "0123456789abcdef" for c in tail)
+    ):
+        raise InvalidParams("malformed cursor: a utility cursor comes from a sort=utility page")
+    return UtilityCursor(key)

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from memory_panel.views import export, ledger, memory
+from memory_panel.views import export, knowledge, ledger, memory, pipeline, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
+    path("memory/holdings/<str:tile>/", tiles.tile_evidence, name="memory-tile"),
     path("memory/records/", memory.records, name="memory-records"),
     path("memory/records.csv", export.records_csv, name="memory-records-csv"),
     path("memory/records.ndjson", export.records_ndjson, name="memory-records-ndjson"),
@@ -13,6 +14,8 @@ urlpatterns: list = [
     path("memory/records/<path:memory_id>/", memory.record_detail, name="memory-record"),
     path("memory/quarantine/", memory.quarantine, name="memory-quarantine"),
     path("memory/dreams/", memory.dreams, name="memory-dreams"),
+    path("memory/pipeline/", pipeline.pipeline_page, name="memory-pipeline"),
+    path("memory/knowledge/", knowledge.knowledge_page, name="memory-knowledge"),
     path("memory/ledger/", ledger.ledger, name="memory-ledger"),
     path("memory/ledger/health/", ledger.ledger_health_fragment, name="memory-ledger-health"),
     path("memory/recall/", ledger.recall, name="memory-recall"),

@@ -92,6 +92,17 @@ def record_denial_action(access: Access, record: MemoryRecord) -> str:
     return SCOPE_READ_ACTION.get(record.scope_kind, AGENT_READ)
 
 
+def tile_fact_visible(access: Access, scope_kind: str, scope_key: str, status_kind: str) -> bool:
+    """A verdict tile counts a flagged row only where its caller could open it (docs/panel-tiles.md).
+
+    The fact does not carry ``ever_quarantined``, so every quarantined or tombstoned row counts
+    as possibly reviewer-only: a reader is never told how many rows it may not see.
+    """
+    if status_kind in ("quarantined", "tombstoned") and not sees_quarantined(access):
+        return False
+    return scope_visible(access, scope_kind, scope_key)
+
+
 def identity_visible(access: Access, identity: str) -> bool:
     """Realm-wide rows about one agent (injections, harvests) follow that agent's ``agent.view``."""
     return not access.enforced or access.allows(AGENT_VIEW, identity)

@@ -39,6 +39,8 @@ from memory_panel import conf
 
 from memory_panel.cursor import Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
+from memory_panel.store.tile_facts import fact_rows
+from memory_panel.store.utility import utility_rows
 
 logger = logging.getLogger("memory_panel.store.realm_index")
 Delta = TypeVar("Delta")
@@ -46,6 +48,8 @@ Delta = TypeVar("Delta")
 # Above this many new audit rows a request does not catch up inline; a rebuild does.
 MAX_INLINE_DELTA = 5000
 BUILD_BATCH = 20_000
+# Bumped whenever the index's tables change: a generation of another version is rebuilt.
+SCHEMA_VERSION = "3"
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -57,6 +61,12 @@ _SCHEMA = (
     " status_kind TEXT NOT NULL, records INTEGER NOT NULL, body_chars INTEGER NOT NULL,"
     " PRIMARY KEY (scope_kind, scope_key, status_kind))",
     "CREATE TABLE steward_audit (audit_id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL)",
+    # The Holdings verdict tiles' per-record facts (memory_panel/store/tile_facts.py).
+    "CREATE TABLE tile_facts (fact TEXT NOT NULL, memory_id TEXT NOT NULL, scope_kind TEXT NOT NULL,"
+    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, PRIMARY KEY (fact, scope_kind, scope_key, memory_id))",
+    # Each record's key in the utility order (memory_panel/store/utility.py), for sort=utility pages.
+    "CREATE TABLE utility (utility_key TEXT PRIMARY KEY, memory_id TEXT NOT NULL UNIQUE, scope_kind TEXT NOT NULL,"
+    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL, trust TEXT NOT NULL) WITHOUT ROWID",
 )
 # One index per filter combination the panel offers, each ending in the page order.
 _INDEXES = (
@@ -70,6 +80,9 @@ _INDEXES = (
     "CREATE INDEX entries_created ON entries (status_kind, created_at_ms, memory_id)",
     "CREATE INDEX entries_supersedes ON entries (supersedes)",
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
+    "CREATE INDEX tile_facts_memory ON tile_facts (memory_id)",
+    "CREATE INDEX utility_scope ON utility (scope_kind, scope_key, utility_key)",
+    "CREATE INDEX utility_status ON utility (status_kind, utility_key)",
 )
 _ENTRY_COLUMNS = (
     "memory_id, updated_at_ms, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
@@ -161,6 +174,42 @@ class RealmIndex:
             "SELECT scope_kind, scope_key, status_kind, records, body_chars FROM holdings WHERE records > 0"
         ).fetchall()
 
+    def tile_facts(self) -> list[tuple[str, str, str, str, int]]:
+        """(fact, scope_kind, scope_key, status_kind, records) for every fact the index holds."""
+        return self.conn.execute(
+            "SELECT fact, scope_kind, scope_key, status_kind, COUNT(*) FROM tile_facts GROUP BY 1, 2, 3, 4"
+        ).fetchall()
+
+    def tile_fact_ids(self, fact: str, scope_kind: str, scope_key: str, limit: int) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope_kind = ? AND scope_key = ?"
+            " ORDER BY memory_id LIMIT ?",
+            (fact, scope_kind, scope_key, limit),
+        )
+        return [row[0] for row in rows]
+
+    def quarantined_before(self, cutoff_ms: int) -> list[tuple[str, str, int]]:
+        """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``: the review backlog."""
+        return self.conn.execute(
+            "SELECT scope_kind, scope_key, COUNT(*) FROM entries WHERE status_kind = 'quarantined'"
+            " AND created_at_ms < ? GROUP BY 1, 2",
+            (cutoff_ms,),
+        ).fetchall()
+
+    def utility_entries(
+        self, query: IndexQuery, after: str | None, limit: int
+    ) -> list[tuple[str, str, str, str]]:
+        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order."""
+        where, args = _where(query)
+        if after is not None:
+            where.append("utility_key > ?")
+            args.append(after)
+        sql = "SELECT utility_key, memory_id, scope_kind, scope_key FROM utility"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY utility_key LIMIT ?"
+        return self.conn.execute(sql, [*args, limit]).fetchall()
+
     def steward_audit_ids(self, memory_id: str) -> list[int]:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
         return [row[0] for row in rows]
@@ -205,6 +254,9 @@ def realm_index(realm: str) -> RealmIndex | None:
         return None
     conn = _generation_connection(generation)
     meta = dict(conn.execute("SELECT key, value FROM meta"))
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        start_build(realm)  # written by an older console: its tables lack what this one reads
+        return None
     if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
         start_build(realm)  # the realm file was replaced: this generation describes another file
         return None
@@ -327,13 +379,21 @@ def _read_delta(source: sqlite3.Connection, high_water: int, touched: set[str]) 
     # A supersede's audit row names the new record; its prior changed too.
     priors = {row[6] for row in rows if row[6]} - touched
     rows += _entry_rows(source, priors)
-    return rows, touched | priors, source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+    changed = touched | priors
+    steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+    facts = fact_rows(source.cursor(), ids=changed)
+    utility = list(utility_rows(source.cursor(), ids=changed))
+    return rows, changed, steward, facts, utility
 
 
 def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> None:
-    rows, missing, steward = delta
-    _apply_entries(conn, rows, missing=missing)
+    rows, changed, steward, facts, utility = delta
+    _apply_entries(conn, rows, missing=changed)
     conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
+    conn.executemany("DELETE FROM tile_facts WHERE memory_id = ?", [(m,) for m in changed])
+    conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
+    conn.executemany("DELETE FROM utility WHERE memory_id = ?", [(m,) for m in changed])
+    conn.executemany("INSERT OR REPLACE INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility)
 
 
 def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
@@ -434,6 +494,7 @@ def _fill_generation(path: Path, out: sqlite3.Connection) -> int:
     count = _copy_snapshot(path, out)
     for statement in _INDEXES:
         out.execute(statement)
+    _set_meta(out, schema_version=SCHEMA_VERSION)
     return count
 
 
@@ -492,6 +553,8 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
                 out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
                 count += len(batch)
             out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
+            out.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", fact_rows(source.cursor()))
+            out.executemany("INSERT INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility_rows(source.cursor()))
             out.execute(
                 "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
                 " FROM entries GROUP BY 1, 2, 3"

@@ -8,24 +8,27 @@ same wire functions as the RPC params, so the page and ``mobkit/memory/panel/*``
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import reverse
 
-from memory_panel.cursor import parse_cursor, parse_search_cursor
-from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
+from memory_panel.cursor import parse_cursor, parse_search_cursor, parse_utility_cursor
+from memory_panel.errors import InvalidParams
 from memory_panel.search_text import SearchQuery, parse_query
-from memory_panel.selectors import counts, diff as diff_selectors
-from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
-from memory_panel.selectors import search as search_selectors
+from memory_panel.selectors import biography, counts, diff as diff_selectors, dreams as dream_selectors
+from memory_panel.selectors import holdings as holdings_selectors, pending, quarantine as quarantine_selectors
+from memory_panel.selectors import record_utility, records as record_selectors, search as search_selectors
+from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.realms import realm_names
-from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
+from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS
 from memory_panel.views.render import Section, panel_view, render_page, section
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
@@ -45,7 +48,15 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q")
+RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort")
+SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
+
+
+def parse_sort(raw: str | None) -> str:
+    value = (raw or "").strip() or "recency"
+    if value not in SORTS:
+        raise InvalidParams(f"unknown sort '{value}' (expected recency or utility)")
+    return value
 
 
 def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
@@ -72,6 +83,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "overview": overview,
         "tables": _holdings_tables(overview.data) if overview.data else [],
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
+        "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
         **_holdings_footer(access, realm),
     }
     return _page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
@@ -84,7 +96,12 @@ def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[
 
 
 def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
-    dreams = section(dream_selectors.dream_history, access=access, realm=realm, limit=1)
+    # The newest durable sheet is one indexed row; rebuilding runs from the audit trail reads
+    # 5,000 audit rows, so it is asked only of realms that keep no sheets (older store format).
+    dreams = section(dream_selectors.dream_runs, access=access, realm=realm, limit=1)
+    if not dreams.denied and not dreams.data[0]:
+        dreams = section(dream_selectors.dream_history, access=access, realm=realm, limit=1)
+    newest = None if dreams.denied else (dreams.data[0] or [None])[0]
     proposals = section(pending.pending_proposals, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
     # The queue count is shown to reviewers only (docs/ui.md §4 Holdings footer); others see no number.
     queue = (
@@ -93,7 +110,10 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
         else None
     )
     return {
-        "last_dream": dreams if dreams.denied else Section(data=(dreams.data[0] or [None])[0]),
+        "last_dream": dreams if dreams.denied else Section(data=newest and {
+            "run_id": newest.run_id,
+            "at_ms": getattr(newest, "completed_at_ms", None) or getattr(newest, "last_op_at_ms", None),
+        }),
         "proposals": proposals if proposals.denied else Section(data=proposals.data[0]),
         "queue": queue,
         "queue_cap": RECORDS_MAX_LIMIT,
@@ -130,20 +150,15 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
     asked = records_query(params)
     realm, filters, query = asked.realm, asked.filters, asked.query
+    sort = parse_sort(params.get("sort"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    if query is not None:  # docs/search.md §5: the search box combines with every other filter
-        digest = search_selectors.query_digest(query, filters, realm)
-        cursor = parse_search_cursor(params.get("cursor"), query_digest=digest)
-        page = section(
-            search_selectors.record_search, access=access, realm=realm, query=query, filters=filters, limit=limit,
-            cursor=cursor,
-        )
-    else:
-        cursor = parse_cursor(params.get("cursor"))
-        page = section(
-            record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor
-        )
+    read_page, cursor = _records_reader(params, asked, sort)
+    page = section(read_page, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    # docs/panel-tabs.md §3: grouped by scope only when nothing is filtered and the sort is recency.
+    grouped = sort == "recency" and not set(state) - {"limit", "sort"}
+    if grouped and page.data is not None:
+        page.data.records.sort(key=lambda r: (SCOPE_ORDER.get(r.scope_kind, len(SCOPE_ORDER)), r.realm, r.scope_key))
     shown = _shown_before(request.GET) if cursor is not None else 0
     rows = page.data.records if page.data else []
     context = {
@@ -161,11 +176,25 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "identity": asked.identity,
         "known_identities": known_identities(access=access, realm=realm),
+        "sort": sort,
+        "grouped": grouped,
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
     fragment = "memory_panel/records/_rows.html" if cursor is not None else "memory_panel/records/_results.html"
     return _page(request, "memory_panel/records/list.html", fragment, context)
+
+
+def _records_reader(params: dict[str, str], asked: RecordsQuery, sort: str) -> tuple[Callable[..., Any], Any]:
+    """The selector a Records request pages through, and its cursor: search ranks its matches
+    (docs/search.md §3) whatever the sort; otherwise the utility or the recency order."""
+    if asked.query is not None:  # docs/search.md §5: the search box combines with every other filter
+        digest = search_selectors.query_digest(asked.query, asked.filters, asked.realm)
+        cursor = parse_search_cursor(params.get("cursor"), query_digest=digest)
+        return partial(search_selectors.record_search, query=asked.query), cursor
+    if sort == "utility":
+        return record_utility.record_list_by_utility, parse_utility_cursor(params.get("cursor"))
+    return record_selectors.record_list, parse_cursor(params.get("cursor"))
 
 
 def _shown_before(query: QueryDict) -> int:

@@ -1,0 +1,95 @@
+"""Records in the utility order (docs/panel-tabs.md §3), keyset-paged over the whole store.
+
+MobKit sorts the loaded page in the browser; here the order is each record's utility key
+(``memory_panel/cursor.py``), read from the realm index's ``utility`` table for large realms, so a
+page at 90% depth costs what the first does. Same filters, visibility and page-fill rule as
+``records.record_list``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from memory_panel.cursor import UtilityCursor
+from memory_panel.store.realm_index import IndexQuery, realm_index
+from memory_panel.store.realms import realm_alias, realm_exists
+from memory_panel.store.records import MemoryRecord
+from memory_panel.store.rows import panel_realms, realm_cursor, records_by_id
+from memory_panel.store.utility import utility_rows
+from memory_panel.selectors.records import RecordPage, _equality_filters
+from memory_panel.visibility import (
+    hidden_scope_kinds,
+    record_visible,
+    require_record_list,
+    scope_checker,
+    sees_quarantined,
+)
+from memory_panel.wire.params import RecordFilter
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+INDEX_BATCH_MAX = 4096
+
+
+def record_list_by_utility(
+    *, access: Access, realm: str | None, filters: RecordFilter, limit: int, cursor: UtilityCursor | None
+) -> RecordPage:
+    """One page in the utility order, holding only rows the caller may see; realms merged by key."""
+    require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
+    realms = panel_realms(realm)
+    query = IndexQuery(
+        **_equality_filters(filters),
+        hidden_scope_kinds=hidden_scope_kinds(access),
+        hide_quarantined=not sees_quarantined(access),
+    )
+    per_realm = [_visible(access, name, query, cursor, limit + 1) for name in realms if realm_exists(name)]
+    merged = list(islice(heapq.merge(*per_realm, key=lambda pair: pair[0]), limit + 1))
+    page = [record for _, record in merged[:limit]]
+    next_cursor = UtilityCursor(merged[limit - 1][0]) if len(merged) > limit else None
+    return RecordPage(page, next_cursor, realms)
+
+
+def _visible(
+    access: Access, realm: str, query: IndexQuery, cursor: UtilityCursor | None, want: int
+) -> list[tuple[str, MemoryRecord]]:
+    """Up to ``want`` (key, record) pairs of one realm after ``cursor``, in the utility order."""
+    scope_ok = scope_checker(access)
+    index = realm_index(realm)
+    after = cursor.key if cursor is not None else None
+    out: list[tuple[str, MemoryRecord]] = []
+    batch = want
+    while len(out) < want:
+        if index is not None:
+            entries = index.utility_entries(query, after, batch)
+        else:
+            entries = _direct_entries(realm, query, after, batch)
+        keys = {memory_id: key for key, memory_id, kind, scope_key in entries if scope_ok(kind, scope_key)}
+        records = records_by_id(realm_alias(realm), realm, list(keys))
+        out += [(keys[r.id], r) for r in records if record_visible(access, r)]
+        if len(entries) < batch:
+            break
+        after = entries[-1][0]
+        batch = min(batch * 2, INDEX_BATCH_MAX)
+    return out[:want]
+
+
+def _direct_entries(realm: str, query: IndexQuery, after: str | None, limit: int) -> list[tuple[str, str, str, str]]:
+    """The utility order of a realm without an index: every key computed, the next ``limit`` kept."""
+    wanted = {c: getattr(query, c) for c in ("scope_kind", "scope_key", "status_kind", "kind", "trust")}
+    rows = (
+        (key, memory_id, kind, scope_key)
+        for key, memory_id, kind, scope_key, status, record_kind, trust in utility_rows(
+            realm_cursor(realm), placeholder="%s"
+        )
+        if (after is None or key > after)
+        and kind not in query.hidden_scope_kinds
+        and not (query.hide_quarantined and status == "quarantined")
+        and all(
+            value is None or value == actual
+            for value, actual in zip(wanted.values(), (kind, scope_key, status, record_kind, trust))
+        )
+    )
+    return heapq.nsmallest(limit, rows)
