@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import json
+from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -48,9 +51,17 @@ def _text(value: Any) -> str:
     return text if len(text) <= 160 else f"{text[:157]}…"
 
 
-def render_live_event(envelope: dict[str, Any]) -> str:
-    """The fragment the htmx ws extension swaps in: the new row, prepended out of band."""
-    return render_to_string("timeline/_live_event.html", {"row": event_row(envelope)})
+def render_live_events(envelopes: Sequence[str]) -> str:
+    """One frame for the htmx ws extension: each new row (oldest first) prepended out of band."""
+    return "".join(_live_fragment(envelope) for envelope in envelopes)
+
+
+# Every open timeline page gets the same fragment for an event (a row shows the event, never the
+# reader), so each is rendered once per process, not once per socket. Keyed by the envelope's
+# JSON text, which the group message carries as one shared string.
+@lru_cache(maxsize=4096)
+def _live_fragment(envelope: str) -> str:
+    return render_to_string("timeline/_live_event.html", {"row": event_row(json.loads(envelope))})
 
 
 def render_replay_unavailable(requested: str, latest: str | None) -> str:

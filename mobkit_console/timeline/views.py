@@ -2,27 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import json
+from collections.abc import AsyncIterator
 from urllib.parse import urlencode
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from mobkit_console.access.caller import access_for_user
+from mobkit_console.access.caller import access_for_user, subject_for_user
 from memory_panel.views.render import render_page
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
-from .models import TimelineEvent
+from .models import EVENT_ID_PREFIX, TimelineEvent
 from .presentation import event_row
-from .selectors import START_OF_LOG, EventFilter, latest_event_id, recent_events
-from .services import events_broadcast, events_prune_due, events_store, new_events
+from .selectors import START_OF_LOG, latest_event_id, recent_events
+from .services import (
+    EVENT_MESSAGE_TYPE,
+    TIMELINE_GROUP,
+    envelope_json,
+    events_broadcast,
+    events_prune_due,
+    events_store,
+    new_events,
+)
+from .stream import ReplayUnavailable, Subscription, stream_filter
 
 
 def _error(status: int, error: str, message: str) -> JsonResponse:
@@ -62,20 +75,11 @@ def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
     return rows
 
 
-def _page_filters(request: HttpRequest) -> EventFilter:
-    event_type = request.GET.get("event_type", "").strip()
-    identity = request.GET.get("identity", "").strip()
-    return EventFilter(
-        event_type=event_type if event_type in EVENT_TYPES else None,
-        identity=identity or None,
-    )
-
-
 @login_required
 @require_GET
 def timeline_page(request: HttpRequest) -> HttpResponse:
     access = access_for_user(request.user)
-    filters = _page_filters(request)
+    filters = stream_filter(request.GET)
     # Read the frontier before the rows: the socket replays everything after it, so an event stored
     # while this page renders arrives live instead of being lost (timeline.js drops a repeat).
     latest = latest_event_id()
@@ -90,3 +94,54 @@ def timeline_page(request: HttpRequest) -> HttpResponse:
         "memory_nav": memory_nav(access),
     }
     return render_page(request, "timeline/page.html", "timeline/_events.html", context)
+
+
+# CONTRACT: a comment line at least every 15 s, so proxies and clients know the stream is alive.
+SSE_KEEP_ALIVE_S = 10.0
+
+
+@require_GET
+async def event_stream(request: HttpRequest) -> HttpResponse:
+    """CONTRACT ``GET /console/events/stream``: the sockets' events as Server-Sent Events."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return _error(401, "unauthorized", "the event stream requires a signed-in session or a valid auth token")
+    subscription = Subscription(subject_for_user(user), stream_filter(request.GET))
+    # The EventSource protocol resends the last id it saw as Last-Event-ID; it wins over ?after=.
+    after = request.headers.get("Last-Event-ID", "").strip() or request.GET.get("after", "").strip()
+    response = StreamingHttpResponse(_sse(subscription, after), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a buffering proxy would hold events back
+    return response
+
+
+async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    # Join before the replay, as the sockets do: an event stored meanwhile arrives live, not lost.
+    await layer.group_add(TIMELINE_GROUP, channel)
+    try:
+        yield ": connected\n\n"  # headers and a first byte at once, so a client knows it is subscribed
+        if after:
+            try:
+                async for envelope in subscription.replay(after):
+                    yield _sse_event(envelope["event_id"], envelope["event_type"], envelope_json(envelope))
+            except ReplayUnavailable as gone:
+                yield _sse_event(None, "replay_unavailable",
+                                 json.dumps({"requested": gone.requested, "latest": gone.latest}))
+        while True:
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), SSE_KEEP_ALIVE_S)
+            except TimeoutError:
+                yield ": keep-alive\n\n"
+                continue
+            if message.get("type") == EVENT_MESSAGE_TYPE and subscription.wants(message):
+                yield _sse_event(f"{EVENT_ID_PREFIX}{message['seq']}", message["event_type"], message["envelope"])
+    finally:
+        # Django cancels this generator when the client goes away (ASGI http.disconnect).
+        await layer.group_discard(TIMELINE_GROUP, channel)
+
+
+def _sse_event(event_id: str | None, event: str, data: str) -> str:
+    head = f"id: {event_id}\n" if event_id else ""
+    return f"{head}event: {event}\ndata: {data}\n\n"

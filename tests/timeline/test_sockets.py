@@ -9,7 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from mobkit_console.asgi import application
+from mobkit_console.asgi import console_application as application
 from mobkit_console.timeline.consumers import EventStreamConsumer
 from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
