@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Sequence
 from functools import lru_cache
@@ -27,19 +26,10 @@ def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
         "short_type": envelope["event_type"].removeprefix("memory."),
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
-        "when": _when(envelope["timestamp_ms"]),
         "warning": is_warning(envelope["event_type"], data),
         "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
         "record_url": record_url(*link) if link else None,
     }
-
-
-def _when(timestamp_ms: int) -> str:
-    try:
-        stamp = datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC)
-    except (OverflowError, ValueError, OSError):  # a pushed timestamp past what a date can hold
-        return f"{timestamp_ms} ms"
-    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _text(value: Any) -> str:

@@ -1,4 +1,4 @@
-"""The ingest endpoint for the runtime and the live timeline page."""
+"""The ingest endpoint for the runtime, the timeline page and the event stream (SSE)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,22 @@ from urllib.parse import urlencode
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from mobkit_console.access.caller import access_for_user, subject_for_user
-from memory_panel.views.render import render_page
+from memory_panel.errors import InvalidParams
+from memory_panel.views.render import panel_view, render_page
+from mobkit_console.access.caller import Access, subject_for_user
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
 from .models import EVENT_ID_PREFIX, TimelineEvent
 from .presentation import event_row
-from .selectors import START_OF_LOG, latest_event_id, recent_events
+from .selectors import START_OF_LOG, events_page, latest_event_id, parse_event_id
 from .services import (
     EVENT_MESSAGE_TYPE,
     TIMELINE_GROUP,
@@ -75,25 +76,40 @@ def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
     return rows
 
 
-@login_required
-@require_GET
-def timeline_page(request: HttpRequest) -> HttpResponse:
-    access = access_for_user(request.user)
+@panel_view
+def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
+    """The newest events (or, with ``?before=``, the page older than that event), newest first."""
     filters = stream_filter(request.GET)
+    before = _before(request.GET.get("before", ""))
     # Read the frontier before the rows: the socket replays everything after it, so an event stored
     # while this page renders arrives live instead of being lost (timeline.js drops a repeat).
-    latest = latest_event_id()
-    rows = [event_row(envelope) for envelope in recent_events(access=access, filters=filters)]
+    latest = latest_event_id() if before is None else None
+    page = events_page(access=access, filters=filters, before=before)
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
-    query["after"] = latest or START_OF_LOG
     context = {
-        "rows": rows,
+        "rows": [event_row(envelope) for envelope in page.events],
         "filters": filters,
+        "filtered": bool(query),
+        "older_url": f"?{urlencode({**query, 'before': page.older})}" if page.older else None,
+        "before": before,
+        "newest_url": f"?{urlencode(query)}" if query else "?",
         "event_types": EVENT_TYPES,
-        "socket_url": f"/ws/console/timeline/?{urlencode(query)}",
+        # An older page is history: only the newest page follows the live stream.
+        "socket_url": None if before is not None else
+        f"/ws/console/timeline/?{urlencode({**query, 'after': latest or START_OF_LOG})}",
+        "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
         "memory_nav": memory_nav(access),
     }
-    return render_page(request, "timeline/page.html", "timeline/_events.html", context)
+    return render_page(request, "timeline/page.html", "timeline/_older.html", context)
+
+
+def _before(raw: str) -> int | None:
+    if not raw.strip():
+        return None
+    seq = parse_event_id(raw.strip())
+    if seq is None:
+        raise InvalidParams(f"before must be an event id like {EVENT_ID_PREFIX}42, not '{raw[:80]}'")
+    return seq
 
 
 # CONTRACT: a comment line at least every 15 s, so proxies and clients know the stream is alive.
