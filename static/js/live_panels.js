@@ -90,6 +90,7 @@
     var socket = new WebSocket(url.toString());
     var last = after;
     socket.onopen = function () {
+      document.documentElement.setAttribute("data-live-panels", "live");
       // Events may have happened while no socket was open: catch up once.
       if (reopened) panels.forEach(function (panel) { panel.schedule(); });
     };
@@ -106,6 +107,7 @@
       });
     };
     socket.onclose = function (close) {
+      document.documentElement.setAttribute("data-live-panels", "offline");
       if (close.code === SESSION_ENDED) return; // signed out: the next page load asks to sign in
       setTimeout(function () { connect(panels, last, true); }, RECONNECT_MS);
     };
