@@ -101,3 +101,14 @@ async def test_two_processes_on_redis_deliver_a_store_write_once_on_each_with_on
         for client in sockets + streams:
             await client.close()
     writer.close()
+
+
+def test_a_server_that_stops_cleanly_hands_the_lease_back_at_once(tmp_path: Path):
+    env, token, writer = _deployment(tmp_path)
+    with daphne_servers(env, 1):
+        holder = wait_following(env, REALM)
+        assert holder
+    # A standby process may take over now rather than after the lease's 15 s.
+    with sqlite3.connect(console_db(env)) as conn:
+        assert conn.execute("SELECT holder, expires_at_ms FROM timeline_watcherlease").fetchall() == [("", 0)]
+    writer.close()

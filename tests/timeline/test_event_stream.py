@@ -19,7 +19,7 @@ from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
 
 from .conftest import envelope, ingest, token_for
-from .test_sockets import POLICY, VISIBILITY_EVENTS
+from .test_sockets import POLICY, VISIBILITY_EVENTS, VISIBLE_TO
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -130,16 +130,7 @@ async def test_each_event_is_id_event_type_and_envelope_json(ingest_token):
     await reader.close()
 
 
-@pytest.mark.parametrize(
-    ("subject", "expected"),
-    [
-        ("alice@example.test", set(VISIBILITY_EVENTS)),
-        ("bob@example.test", {"luka", "luka-scoped"}),
-        ("carol@example.test", {"luka", "mira", "system"}),
-        ("dave@example.test", {"luka", "mira", "system", "system-mob"}),
-        ("erin@example.test", set()),
-    ],
-)
+@pytest.mark.parametrize(("subject", "expected"), VISIBLE_TO)
 async def test_each_stream_gets_only_events_its_subject_may_see(ingest_token, access_toml, subject, expected):
     access_toml(POLICY)
     reader = await subscribe(subject)

@@ -56,6 +56,15 @@ VISIBILITY_EVENTS = {
                                    scope_key="identity:luka"),
 }
 
+# Which of VISIBILITY_EVENTS each subject receives under POLICY, on every timeline surface.
+VISIBLE_TO = [
+    ("alice@example.test", set(VISIBILITY_EVENTS)),
+    ("bob@example.test", {"luka", "luka-scoped"}),
+    ("carol@example.test", {"luka", "mira", "system"}),
+    ("dave@example.test", {"luka", "mira", "system", "system-mob"}),
+    ("erin@example.test", set()),
+]
+
 
 @pytest.mark.parametrize("path", [EVENTS_PATH, "/ws/console/timeline/"])
 @pytest.mark.parametrize("token", [None, "mkc_not-a-real-token"])
@@ -67,16 +76,7 @@ async def test_unauthenticated_socket_is_closed_with_4401(path, token):
     assert await communicator.receive_output(timeout=1) == {"type": "websocket.close", "code": 4401}
 
 
-@pytest.mark.parametrize(
-    ("subject", "expected"),
-    [
-        ("alice@example.test", set(VISIBILITY_EVENTS)),
-        ("bob@example.test", {"luka", "luka-scoped"}),
-        ("carol@example.test", {"luka", "mira", "system"}),
-        ("dave@example.test", {"luka", "mira", "system", "system-mob"}),
-        ("erin@example.test", set()),
-    ],
-)
+@pytest.mark.parametrize(("subject", "expected"), VISIBLE_TO)
 async def test_each_socket_gets_only_events_its_subject_may_see(ingest_token, access_toml, subject, expected):
     access_toml(POLICY)
     socket = await open_socket(EVENTS_PATH, token=await token_for(subject))
