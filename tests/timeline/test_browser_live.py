@@ -141,11 +141,11 @@ def test_connection_indicator_shows_offline_when_the_server_stops_and_live_after
 
             port = server.port
             stop_daphne(server)
-            expect(indicator).to_have_attribute("data-state", "offline", timeout=15000)
+            expect(indicator).to_have_attribute("data-state", "offline", timeout=30000)
             expect(page.locator("#timeline-connection-text")).to_contain_text("Offline")
 
             server = start_daphne(env, port)
-            expect(indicator).to_have_attribute("data-state", "live", timeout=15000)
+            expect(indicator).to_have_attribute("data-state", "live", timeout=30000)
             wait_following(env, REALM)
             writer.remember(identity_scope(REALM, LUKA), "Back online", "After the restart.")
             expect(page.locator('#timeline-events > li[data-event-type="memory.record.remembered"]')).to_have_count(
