@@ -21,7 +21,7 @@ from .presentation import render_live_events, render_replay_unavailable
 from .services import EVENT_MESSAGE_TYPE, TIMELINE_GROUP, envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
-UNAUTHENTICATED_CLOSE_CODE = 4401  # CONTRACT "Identity of a caller"
+UNAUTHENTICATED_CLOSE_CODE = 4401  # docs/wire-contract.md §C.1
 # How long a batching socket gathers events before sending them as one frame: short beside the
 # 100 ms delivery target, long enough that a burst of events costs one socket write, not one each.
 BATCH_TICK_S = 0.02
@@ -29,7 +29,7 @@ REPLAY_FRAME_EVENTS = 200  # a batching socket's replay goes out in frames of at
 
 
 class EventStreamConsumer(AsyncWebsocketConsumer):
-    keep_alive_interval_s = 10.0  # CONTRACT: a keep-alive at least every 15 s
+    keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
     batching = False
 
     async def connect(self) -> None:
@@ -121,7 +121,7 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 
 
 class EventsConsumer(EventStreamConsumer):
-    """``WS /ws/console/events/``: JSON frames (CONTRACT "Timeline"); ``?batch=1`` for batch frames."""
+    """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2); ``?batch=1`` for batch frames."""
 
     async def send_events(self, envelopes: list[str]) -> None:
         # The envelopes are serialized once per event for every socket; only the frame is built here.

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
+
 from .events import EVENT_TYPES
 
 MAX_BATCH = 1000
@@ -31,8 +33,10 @@ class IncomingEvent:
 
 def parse_ingest_body(raw: bytes) -> list[IncomingEvent]:
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as error:
+        body = json_loads_strict(raw)
+    except JsonBodyError as error:
+        raise IngestError(f"{error.field(single='event', batch='events')}: {error.problem}") from error
+    except ValueError as error:  # UnicodeDecodeError included
         raise IngestError(f"body: not valid JSON ({error})") from error
     if isinstance(body, dict):
         return [_event(body, "event")]
@@ -69,7 +73,7 @@ def _event(item: Any, where: str) -> IncomingEvent:
     if len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) > MAX_DATA_BYTES:
         raise IngestError(f"{where}.data: at most {MAX_DATA_BYTES} bytes of JSON")
     if event_type == "memory.quarantine.verdict":
-        # spec §3.4: view-only readers receive verdicts, so they carry no reviewer and no rationale
+        # docs/timeline.md §3.4: view-only readers receive verdicts, so they carry no reviewer and no rationale
         # (which may quote the quarantined text), whatever the pushing runtime put there.
         data = {key: value for key, value in data.items() if key != "reviewer"}
         if "rationale" in data:

@@ -53,7 +53,7 @@ def _ingest_token_ok(request: HttpRequest, expected: str) -> bool:
 @csrf_exempt
 @require_POST
 async def ingest_events(request: HttpRequest) -> JsonResponse:
-    """CONTRACT ``POST /console/events``: 2xx only once every event in the body is stored."""
+    """docs/timeline.md §T.7 ``POST /console/events``: 2xx only once every event in the body is stored."""
     expected = settings.MOBKIT_INGEST_TOKEN
     if not expected:
         return _error(403, "ingest_disabled", "event ingest is disabled: MOBKIT_INGEST_TOKEN is not set")
@@ -112,13 +112,13 @@ def _before(raw: str) -> int | None:
     return seq
 
 
-# CONTRACT: a comment line at least every 15 s, so proxies and clients know the stream is alive.
+# docs/timeline.md §T.4: a comment line at least every 15 s, so proxies and clients know the stream is alive.
 SSE_KEEP_ALIVE_S = 10.0
 
 
 @require_GET
 async def event_stream(request: HttpRequest) -> HttpResponse:
-    """CONTRACT ``GET /console/events/stream``: the sockets' events as Server-Sent Events."""
+    """docs/timeline.md §T.4 ``GET /console/events/stream``: the sockets' events as Server-Sent Events."""
     user = await request.auser()
     if not user.is_authenticated:
         return _error(401, "unauthorized", "the event stream requires a signed-in session or a valid auth token")

@@ -8,7 +8,7 @@
   "use strict";
 
   var PREFIX = "console-evt-";
-  var SESSION_ENDED = 4401; // CONTRACT: an unauthenticated socket is closed with 4401
+  var SESSION_ENDED = 4401; // docs/wire-contract.md §C.1: an unauthenticated socket is closed with 4401
   var RECONNECT_MAX_MS = 5000;
   // The same coarse spans as the server's relative times (memory_panel panel_format.relative_ms).
   var SPANS = [[86400 * 365, "y"], [86400 * 30, "mo"], [86400, "d"], [3600, "h"], [60, "min"]];

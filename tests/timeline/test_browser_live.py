@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
-from tests.views.postures import READER, REVIEWER, write_posture
+from tests.support.postures import READER, REVIEWER, STANDARD, write_access_toml
 
-from .servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne, wait_following
+from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne, wait_following
 
 CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "correct horse battery staple"
@@ -36,7 +36,8 @@ def _deployment(tmp_path: Path, *subjects: str, posture: bool = False) -> tuple[
     (state / "console").mkdir(parents=True)
     writer = StoreWriter.create(REALM, root=state / "agent-memory")
     writer.remember(identity_scope(REALM, LUKA), "Prefers aisle seats", "Said so on the March trip.")
-    extra = {"MOBKIT_ACCESS_CONFIG": str(write_posture(tmp_path / "config", "standard"))} if posture else {}
+    extra = {"MOBKIT_ACCESS_CONFIG": str(write_access_toml(tmp_path / "config" / "access.toml", STANDARD))} \
+        if posture else {}
     env = deployment_env(state, **extra)
     manage(env, "migrate", "--noinput")
     users = "; ".join(f"User.objects.create_user('{s.split('@')[0]}', email='{s}', password='{PASSWORD}')"

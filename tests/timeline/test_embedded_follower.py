@@ -14,7 +14,7 @@ import pytest
 
 from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
 
-from .servers import SseClient, WsClient, console_db, daphne_servers, deployment_env, manage, wait_following
+from tests.support.servers import SseClient, WsClient, console_db, daphne_servers, deployment_env, manage, wait_following
 from .test_multiprocess import REDIS_URL, _redis_reachable
 
 REALM = "default"

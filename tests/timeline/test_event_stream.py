@@ -18,8 +18,10 @@ from mobkit_console.timeline import views as timeline_views
 from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
 
-from .conftest import envelope, ingest, token_for
-from .test_sockets import POLICY, VISIBILITY_EVENTS, VISIBLE_TO
+from tests.support.postures import TIMELINE_AUDIENCE
+from tests.support.sockets import envelope, ingest, token_for
+
+from .test_sockets import VISIBILITY_EVENTS, VISIBLE_TO
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -132,7 +134,7 @@ async def test_each_event_is_id_event_type_and_envelope_json(ingest_token):
 
 @pytest.mark.parametrize(("subject", "expected"), VISIBLE_TO)
 async def test_each_stream_gets_only_events_its_subject_may_see(ingest_token, access_toml, subject, expected):
-    access_toml(POLICY)
+    access_toml(TIMELINE_AUDIENCE)
     reader = await subscribe(subject)
 
     _, body = await ingest(list(VISIBILITY_EVENTS.values()))
