@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
 
 from tests.support.servers import SseClient, WsClient, console_db, daphne_servers, deployment_env, manage, wait_following
-from .test_multiprocess import REDIS_URL, _redis_reachable
 
+REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 REALM = "default"
 LUKA = "identity:luka"
 TAINT = "session tainted by web tool 'web_search'"
@@ -77,9 +79,10 @@ def test_follower_off_setting_leaves_realms_to_watch_realms(tmp_path: Path):
 
 @pytest.mark.redis
 async def test_two_processes_on_redis_deliver_a_store_write_once_on_each_with_one_follower(tmp_path: Path):
-    reason = _redis_reachable()
-    if reason:
-        pytest.skip(reason)
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as error:
+        pytest.skip(f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})")
     env, token, writer = _deployment(tmp_path, REDIS_URL=REDIS_URL)
 
     with daphne_servers(env, 2) as servers:

@@ -1,4 +1,4 @@
-"""GET /console/events/stream: the sockets' events as Server-Sent Events (CONTRACT "Timeline").
+"""GET /console/events/stream: the sockets' events as Server-Sent Events (docs/timeline.md §T.4).
 
 Driven in-process through Django's AsyncClient; the stream's body is read while events are ingested.
 """
@@ -21,7 +21,7 @@ from mobkit_console.timeline.services import events_prune
 from tests.support.postures import TIMELINE_AUDIENCE
 from tests.support.sockets import envelope, ingest, token_for
 
-from .test_sockets import VISIBILITY_EVENTS, VISIBLE_TO
+from tests.timeline.audience import VISIBILITY_EVENTS, VISIBLE_TO
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
