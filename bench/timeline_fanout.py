@@ -57,22 +57,28 @@ def _client_worker(urls: list[str], ready, results) -> None:
     event too)."""
     import websockets
 
-    async def follow(url: str, opened: asyncio.Event) -> tuple[list[float], int]:
+    async def follow(url: str, opened: asyncio.Event) -> tuple[list[float], int, int]:
         latencies: list[float] = []
         seen: set[str] = set()
+        duplicated = 0
         async with websockets.connect(url, max_queue=None, open_timeout=30) as connection:
             opened.set()
             async for text in _until_idle(connection):
                 frame = json.loads(text)
-                if frame["type"] != "event":
-                    continue
-                data = frame["event"]["data"]
-                if data.get("run_id") == STOP:
-                    break
-                if data["run_id"] not in seen:
+                # One event per frame, or with ?batch=1 what arrived in one tick.
+                events = frame["events"] if frame["type"] == "events" else [frame["event"]] \
+                    if frame["type"] == "event" else []
+                arrived = time.time_ns()
+                for event in events:
+                    data = event["data"]
+                    if data.get("run_id") == STOP:
+                        return latencies, len(seen), duplicated
+                    if data["run_id"] in seen:
+                        duplicated += 1
+                        continue
                     seen.add(data["run_id"])
-                    latencies.append((time.time_ns() - data["sent_ns"]) / 1e6)
-        return latencies, len(seen)
+                    latencies.append((arrived - data["sent_ns"]) / 1e6)
+        return latencies, len(seen), duplicated
 
     async def _until_idle(connection):
         started = False
@@ -81,7 +87,7 @@ def _client_worker(urls: list[str], ready, results) -> None:
                 text = await asyncio.wait_for(connection.recv(), IDLE_S if started else 3600.0)
             except (asyncio.TimeoutError, websockets.ConnectionClosed):
                 return
-            started = started or '"type":"event"' in text
+            started = started or '"type":"event' in text
             yield text
 
     async def main() -> None:
@@ -131,7 +137,8 @@ def _ingest_loop(servers, token: str, rate: float, seconds: float, batch: int) -
     return sum(sent), time.monotonic() - start
 
 
-def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str) -> dict:
+def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str,
+              batch_frames: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
         state = Path(scratch) / "state"
         (state / "console").mkdir(parents=True)
@@ -147,7 +154,8 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
         manage(env, "migrate", "--noinput")
         auth = manage(env, "mobkit_token", "bench@example.test").strip().splitlines()[-1]
         with daphne_servers(env, processes) as servers:
-            urls = [f"{servers[i % processes].ws}/ws/console/events/?auth_token={auth}" for i in range(sockets)]
+            query = f"auth_token={auth}" + ("&batch=1" if batch_frames else "")
+            urls = [f"{servers[i % processes].ws}/ws/console/events/?{query}" for i in range(sockets)]
             ready, results = multiprocessing.Queue(), multiprocessing.Queue()
             groups = [urls[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
             workers = [multiprocessing.Process(target=_client_worker, args=(group, ready, results))
@@ -170,11 +178,13 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
                 worker.join(timeout=30)
     latencies = sorted(itertools.chain.from_iterable(item[0] for item in per_socket))
     delivered = sum(item[1] for item in per_socket)
+    duplicated = sum(item[2] for item in per_socket)
     expected = sent * sockets
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [float("nan")] * 99
     return {
         "layer": layer, "processes": processes, "sockets": sockets, "events": sent, "rate": sent / took,
         "expected": expected, "delivered": delivered, "loss_pct": 100 * (expected - delivered) / expected,
+        "duplicated": duplicated,
         "p50_ms": quantiles[49], "p99_ms": quantiles[98], "max_ms": latencies[-1] if latencies else float("nan"),
     }
 
@@ -187,13 +197,17 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help="events per ingest request (default 1)")
     parser.add_argument("--layers", default="memory,redis-pubsub,redis-core")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--batch-frames", action="store_true",
+                        help="sockets ask for ?batch=1: one frame per tick instead of one per event")
     args = parser.parse_args()
-    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request")
-    print(f"{'layer':<14}{'procs':>6}{'events':>8}{'rate/s':>8}{'delivered':>11}{'loss %':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    frames = "batch frames" if args.batch_frames else "one frame per event"
+    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request, {frames}")
+    print(f"{'layer':<14}{'procs':>6}{'events':>8}{'rate/s':>8}{'delivered':>11}{'loss %':>8}{'dup':>6}"
+          f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
     for layer in args.layers.split(","):
         r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, batch=args.batch,
-                      redis_url=args.redis_url)
-        print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}"
+                      redis_url=args.redis_url, batch_frames=args.batch_frames)
+        print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}{r['duplicated']:>6}"
               f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}", flush=True)
 
 

@@ -1,4 +1,9 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels.
+
+``application`` is what daphne and runserver serve: it also starts the process's embedded realm
+follower on its first request (mobkit_console/timeline/follower.py). ``console_application`` is the
+same routing without it, for tests that drive the app in their own process.
+"""
 
 import os
 
@@ -11,11 +16,13 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from mobkit_console.accounts.channels import TokenAuthMiddleware  # noqa: E402
+from mobkit_console.timeline.follower import FollowRealmsMiddleware  # noqa: E402
 from mobkit_console.timeline.routing import websocket_urlpatterns as timeline_sockets  # noqa: E402
 
-application = ProtocolTypeRouter(
+console_application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": TokenAuthMiddleware(URLRouter(timeline_sockets)),
     }
 )
+application = FollowRealmsMiddleware(console_application)

@@ -152,6 +152,12 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "mobkit_console.timeline.layers.TimelineInMemoryChannelLayer"}}
 
+# Every server process follows the realm files itself (behind the watcher lease, so one at a time)
+# unless this is off; then run `manage.py watch_realms` (with REDIS_URL) for live store events.
+MOBKIT_TIMELINE_FOLLOW_REALMS = _env_flag("MOBKIT_TIMELINE_FOLLOW_REALMS", True)
+MOBKIT_TIMELINE_FOLLOW_INTERVAL_S = 0.25
+MOBKIT_TIMELINE_FOLLOW_LEASE_S = 15.0
+
 # The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
 MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)
 MOBKIT_TIMELINE_MAX_AGE_DAYS = int(os.environ.get("MOBKIT_TIMELINE_MAX_AGE_DAYS", "").strip() or 30)

@@ -1,36 +1,36 @@
 """The two live sockets: JSON frames for programs, HTML fragments for the timeline page.
 
-Every socket joins one channel-layer group; the ingest view and the realm watcher store an event
-and send it to the group once, and each socket decides for its own caller whether to pass it on.
+Every socket joins one channel-layer group; the ingest view and the realm follower store an event
+and send it to the group once, and each socket's Subscription decides for its own caller whether to
+pass it on. What arrives within one short tick can go out as one frame (docs/timeline-live.md §4):
+always on the HTML socket, on the JSON socket when the client asks with ``?batch=1``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from mobkit_console.access.caller import Access, access_for_subject, subject_for_user
+from mobkit_console.access.caller import subject_for_user
 
-from .events import EVENT_TYPES
-from .presentation import render_live_event, render_replay_unavailable
-from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
-from .services import EVENT_MESSAGE_TYPE, TIMELINE_GROUP
-from .visibility import event_visible, visible_to
+from .presentation import render_live_events, render_replay_unavailable
+from .services import EVENT_MESSAGE_TYPE, TIMELINE_GROUP, envelope_json
+from .stream import ReplayUnavailable, Subscription, stream_filter
 
 UNAUTHENTICATED_CLOSE_CODE = 4401  # docs/wire-contract.md §C.1
-# Re-read the caller's grants this often, so an access.toml edit reaches open sockets well within
-# the contract's 5 s (the config file itself is re-checked about once a second).
-ACCESS_REFRESH_S = 1.0
+# How long a batching socket gathers events before sending them as one frame: short beside the
+# 100 ms delivery target, long enough that a burst of events costs one socket write, not one each.
+BATCH_TICK_S = 0.02
+REPLAY_FRAME_EVENTS = 200  # a batching socket's replay goes out in frames of at most this many
 
 
 class EventStreamConsumer(AsyncWebsocketConsumer):
     keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
+    batching = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -39,18 +39,11 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
             await self.accept()
             await self.close(code=UNAUTHENTICATED_CLOSE_CODE)
             return
-        self.subject = subject_for_user(user)
-        self._access = access_for_subject(self.subject)
-        self._access_at = time.monotonic()
-        # Decisions of visible_to under self._access, by (identity, scope_kind, scope_key): a
-        # stream carries few distinct keys, and evaluating the rules per frame was per-socket work.
-        # Dropped whenever the Access is re-read, so a revocation still lands within a second.
-        self._visible: dict[tuple[str, str | None, str | None], bool] = {}
-        # Live events at or below this were sent by the replay. Nothing else is skipped: two
-        # processes may store 11 and 10 and send them in that order, and both must arrive.
-        self.replayed_upto = 0
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        self.filters = _filters(query)
+        self.subscription = Subscription(subject_for_user(user), stream_filter(query))
+        self.batching = self.batching or (query.get("batch") or [""])[0] == "1"
+        self._pending: list[str] = []  # envelope JSON gathered for the next batched frame
+        self._flush_at: asyncio.TimerHandle | None = None
         await self.channel_layer.group_add(TIMELINE_GROUP, self.channel_name)
         await self.accept()
         after = (query.get("after") or [""])[0]
@@ -62,7 +55,9 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         task = getattr(self, "_keep_alive", None)
         if task is not None:
             task.cancel()
-        if hasattr(self, "filters"):
+        if getattr(self, "_flush_at", None) is not None:
+            self._flush_at.cancel()
+        if hasattr(self, "subscription"):
             await self.channel_layer.group_discard(TIMELINE_GROUP, self.channel_name)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -78,55 +73,44 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         """Clients have nothing to say; anything they send is ignored."""
 
     async def timeline_event(self, message: dict[str, Any]) -> None:
-        if message["seq"] <= self.replayed_upto:
+        if not self.subscription.wants(message):
             return
-        if self.filters.matches(event_type=message["event_type"], identity=message["identity"]) and self._may_see(
-            message["identity"], message["scope_kind"], message["scope_key"],
-        ):
-            await self.send_frame(message["frame"])
+        if not self.batching:
+            await self.send_events([message["envelope"]])
+            return
+        self._pending.append(message["envelope"])
+        if self._flush_at is None:
+            self._flush_at = asyncio.get_running_loop().call_later(
+                BATCH_TICK_S, lambda: asyncio.ensure_future(self._flush()))
 
-    def _may_see(self, identity: str, scope_kind: str | None, scope_key: str | None) -> bool:
-        access = self.access()
-        key = (identity, scope_kind, scope_key)
-        visible = self._visible.get(key)
-        if visible is None:
-            visible = self._visible[key] = visible_to(
-                access, identity=identity, scope_kind=scope_kind, scope_key=scope_key)
-        return visible
-
-    def access(self) -> Access:
-        now = time.monotonic()
-        if now - self._access_at >= ACCESS_REFRESH_S:
-            self._access = access_for_subject(self.subject)
-            self._access_at = now
-            self._visible.clear()
-        return self._access
+    async def _flush(self) -> None:
+        self._flush_at = None
+        pending, self._pending = self._pending, []
+        if pending:
+            await self.send_events(pending)
 
     async def _replay(self, after: str) -> None:
         """Send every stored event after ``after`` the caller may see, before any live one."""
-        start = await database_sync_to_async(replay_start)(after=after)
-        if start is None:
-            latest = await database_sync_to_async(latest_event_id)()
-            await self.send_replay_unavailable(after, latest)
+        chunk: list[str] = []
+        try:
+            async for envelope in self.subscription.replay(after):
+                chunk.append(envelope_json(envelope))
+                if not self.batching or len(chunk) >= REPLAY_FRAME_EVENTS:
+                    await self.send_events(chunk)
+                    chunk = []
+        except ReplayUnavailable as gone:
+            await self.send_replay_unavailable(gone.requested, gone.latest)
             return
-        self.replayed_upto = start
-        while True:
-            chunk = await database_sync_to_async(events_after)(after_seq=self.replayed_upto)
-            for envelope in chunk:
-                self.replayed_upto = parse_event_id(envelope["event_id"]) or self.replayed_upto
-                if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
-                        and event_visible(self.access(), envelope):
-                    await self.send_frame(json.dumps({"type": "event", "event": envelope}, separators=(",", ":")))
-            if not chunk:
-                return
+        if chunk:
+            await self.send_events(chunk)
 
     async def _keep_alive_loop(self) -> None:
         while True:
             await asyncio.sleep(self.keep_alive_interval_s)
             await self.send_keep_alive()
 
-    async def send_frame(self, frame: str) -> None:
-        """Send one event, given its JSON frame ``{"type":"event","event":…}``."""
+    async def send_events(self, envelopes: list[str]) -> None:
+        """Send events (each its envelope as JSON text), oldest first, as one frame."""
         raise NotImplementedError
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
@@ -137,10 +121,15 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 
 
 class EventsConsumer(EventStreamConsumer):
-    """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2)."""
+    """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2); ``?batch=1`` for batch frames."""
 
-    async def send_frame(self, frame: str) -> None:
-        await self.send(text_data=frame)
+    async def send_events(self, envelopes: list[str]) -> None:
+        # The envelopes are serialized once per event for every socket; only the frame is built here.
+        if self.batching:
+            await self.send(text_data='{"type":"events","events":[' + ",".join(envelopes) + "]}")
+        else:
+            for envelope in envelopes:
+                await self.send(text_data='{"type":"event","event":' + envelope + "}")
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
         await self.send(text_data=json.dumps({"type": "replay_unavailable", "requested": requested, "latest": latest}))
@@ -152,17 +141,13 @@ class EventsConsumer(EventStreamConsumer):
 class TimelineConsumer(EventStreamConsumer):
     """``WS /ws/console/timeline/``: the same stream as out-of-band fragments for htmx's ws extension."""
 
-    async def send_frame(self, frame: str) -> None:
-        await self.send(text_data=render_live_event(json.loads(frame)["event"]))
+    batching = True
+
+    async def send_events(self, envelopes: list[str]) -> None:
+        await self.send(text_data=render_live_events(envelopes))
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
         await self.send(text_data=render_replay_unavailable(requested, latest))
 
     async def send_keep_alive(self) -> None:
         await self.send(text_data='<div id="timeline-heartbeat" hx-swap-oob="true" hidden></div>')
-
-
-def _filters(query: dict[str, list[str]]) -> EventFilter:
-    event_type = (query.get("event_type") or [""])[0]
-    identity = (query.get("identity") or [""])[0].strip()
-    return EventFilter(event_type=event_type if event_type in EVENT_TYPES else None, identity=identity or None)

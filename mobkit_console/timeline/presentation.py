@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import datetime
+import json
+from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -24,19 +26,10 @@ def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
         "short_type": envelope["event_type"].removeprefix("memory."),
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
-        "when": _when(envelope["timestamp_ms"]),
         "warning": is_warning(envelope["event_type"], data),
         "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
         "record_url": record_url(*link) if link else None,
     }
-
-
-def _when(timestamp_ms: int) -> str:
-    try:
-        stamp = datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC)
-    except (OverflowError, ValueError, OSError):  # a pushed timestamp past what a date can hold
-        return f"{timestamp_ms} ms"
-    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _text(value: Any) -> str:
@@ -48,9 +41,17 @@ def _text(value: Any) -> str:
     return text if len(text) <= 160 else f"{text[:157]}…"
 
 
-def render_live_event(envelope: dict[str, Any]) -> str:
-    """The fragment the htmx ws extension swaps in: the new row, prepended out of band."""
-    return render_to_string("timeline/_live_event.html", {"row": event_row(envelope)})
+def render_live_events(envelopes: Sequence[str]) -> str:
+    """One frame for the htmx ws extension: each new row (oldest first) prepended out of band."""
+    return "".join(_live_fragment(envelope) for envelope in envelopes)
+
+
+# Every open timeline page gets the same fragment for an event (a row shows the event, never the
+# reader), so each is rendered once per process, not once per socket. Keyed by the envelope's
+# JSON text, which the group message carries as one shared string.
+@lru_cache(maxsize=4096)
+def _live_fragment(envelope: str) -> str:
+    return render_to_string("timeline/_live_event.html", {"row": event_row(json.loads(envelope))})
 
 
 def render_replay_unavailable(requested: str, latest: str | None) -> str:

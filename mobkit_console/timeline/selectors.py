@@ -62,19 +62,43 @@ def events_after(*, after_seq: int, limit: int = REPLAY_CHUNK) -> list[dict[str,
     return [row.envelope() for row in rows]
 
 
-def recent_events(*, access: Access, filters: EventFilter, limit: int = PAGE_LIMIT) -> list[dict[str, Any]]:
-    """The newest ``limit`` events the caller may see, newest first."""
+@dataclass(frozen=True)
+class EventPage:
+    events: list[dict[str, Any]]  # newest first
+    older: str | None  # the ``before`` cursor of the next older page; None at the log's first event
+
+
+# Visibility is per event, so one page scans at most this many rows; a page that runs out of
+# window before it fills still offers "older", resuming where the scan stopped.
+PAGE_SCAN_LIMIT = PAGE_LIMIT * 10
+
+
+def events_page(*, access: Access, filters: EventFilter, before: int | None = None,
+                limit: int = PAGE_LIMIT) -> EventPage:
+    """The newest ``limit`` events the caller may see (below seq ``before`` when given), newest first.
+
+    Keyset over the log's seq, as the records list pages by its ordering key: the cursor is a seq,
+    never an offset, so a page costs the same at any depth and new events do not shift it.
+    """
     queryset = TimelineEvent.objects.order_by("-seq")
+    if before is not None:
+        queryset = queryset.filter(seq__lt=before)
     if filters.event_type:
         queryset = queryset.filter(event_type=filters.event_type)
     if filters.identity:
         queryset = queryset.filter(identity=filters.identity)
     out: list[dict[str, Any]] = []
-    # Visibility is per event, so scan a bounded window rather than the whole log.
-    for row in queryset[: limit * 10].iterator(chunk_size=REPLAY_CHUNK):
+    scanned = 0
+    last_seq: int | None = None
+    for row in queryset[:PAGE_SCAN_LIMIT].iterator(chunk_size=REPLAY_CHUNK):
+        scanned += 1
+        last_seq = row.seq
         envelope = row.envelope()
         if event_visible(access, envelope):
+            if len(out) == limit:
+                # One more visible event exists: the page is full, and older pages follow it.
+                return EventPage(out, older=out[-1]["event_id"])
             out.append(envelope)
-            if len(out) >= limit:
-                break
-    return out
+    if scanned == PAGE_SCAN_LIMIT and last_seq is not None:
+        return EventPage(out, older=f"{EVENT_ID_PREFIX}{last_seq}")
+    return EventPage(out, older=None)

@@ -99,10 +99,14 @@ def events_prune_due() -> int:
     return events_prune()
 
 
+def envelope_json(envelope: dict[str, Any]) -> str:
+    return json.dumps(envelope, separators=(",", ":"))
+
+
 def event_message(row: TimelineEvent) -> dict[str, Any]:
     """The group message for one event: flat strings, so the layer copies it cheaply per socket.
 
-    It carries what a socket filters on and the JSON frame serialized once, instead of the
+    It carries what a socket filters on and the envelope serialized once, instead of the
     envelope every socket would copy and re-serialize (the benchmark's hot path).
     """
     scope_kind, scope_key = row.data.get("scope_kind"), row.data.get("scope_key")
@@ -113,7 +117,7 @@ def event_message(row: TimelineEvent) -> dict[str, Any]:
         "event_type": row.event_type,
         "scope_kind": scope_kind if isinstance(scope_kind, str) else None,
         "scope_key": scope_key if isinstance(scope_key, str) else None,
-        "frame": json.dumps({"type": "event", "event": row.envelope()}, separators=(",", ":")),
+        "envelope": envelope_json(row.envelope()),
     }
 
 

@@ -1,28 +1,42 @@
-"""The ingest endpoint for the runtime and the live timeline page."""
+"""The ingest endpoint for the runtime, the timeline page and the event stream (SSE)."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import json
+from collections.abc import AsyncIterator
 from urllib.parse import urlencode
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from mobkit_console.access.caller import access_for_user
-from memory_panel.views.render import render_page
+from memory_panel.errors import InvalidParams
+from memory_panel.views.render import panel_view, render_page
+from mobkit_console.access.caller import Access, subject_for_user
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
-from .models import TimelineEvent
+from .models import EVENT_ID_PREFIX, TimelineEvent
 from .presentation import event_row
-from .selectors import START_OF_LOG, EventFilter, latest_event_id, recent_events
-from .services import events_broadcast, events_prune_due, events_store, new_events
+from .selectors import START_OF_LOG, events_page, latest_event_id, parse_event_id
+from .services import (
+    EVENT_MESSAGE_TYPE,
+    TIMELINE_GROUP,
+    envelope_json,
+    events_broadcast,
+    events_prune_due,
+    events_store,
+    new_events,
+)
+from .stream import ReplayUnavailable, Subscription, stream_filter
 
 
 def _error(status: int, error: str, message: str) -> JsonResponse:
@@ -62,31 +76,88 @@ def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
     return rows
 
 
-def _page_filters(request: HttpRequest) -> EventFilter:
-    event_type = request.GET.get("event_type", "").strip()
-    identity = request.GET.get("identity", "").strip()
-    return EventFilter(
-        event_type=event_type if event_type in EVENT_TYPES else None,
-        identity=identity or None,
-    )
-
-
-@login_required
-@require_GET
-def timeline_page(request: HttpRequest) -> HttpResponse:
-    access = access_for_user(request.user)
-    filters = _page_filters(request)
+@panel_view
+def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
+    """The newest events (or, with ``?before=``, the page older than that event), newest first."""
+    filters = stream_filter(request.GET)
+    before = _before(request.GET.get("before", ""))
     # Read the frontier before the rows: the socket replays everything after it, so an event stored
     # while this page renders arrives live instead of being lost (timeline.js drops a repeat).
-    latest = latest_event_id()
-    rows = [event_row(envelope) for envelope in recent_events(access=access, filters=filters)]
+    latest = latest_event_id() if before is None else None
+    page = events_page(access=access, filters=filters, before=before)
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
-    query["after"] = latest or START_OF_LOG
     context = {
-        "rows": rows,
+        "rows": [event_row(envelope) for envelope in page.events],
         "filters": filters,
+        "filtered": bool(query),
+        "older_url": f"?{urlencode({**query, 'before': page.older})}" if page.older else None,
+        "before": before,
+        "newest_url": f"?{urlencode(query)}" if query else "?",
         "event_types": EVENT_TYPES,
-        "socket_url": f"/ws/console/timeline/?{urlencode(query)}",
+        # An older page is history: only the newest page follows the live stream.
+        "socket_url": None if before is not None else
+        f"/ws/console/timeline/?{urlencode({**query, 'after': latest or START_OF_LOG})}",
+        "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
         "memory_nav": memory_nav(access),
     }
-    return render_page(request, "timeline/page.html", "timeline/_events.html", context)
+    return render_page(request, "timeline/page.html", "timeline/_older.html", context)
+
+
+def _before(raw: str) -> int | None:
+    if not raw.strip():
+        return None
+    seq = parse_event_id(raw.strip())
+    if seq is None:
+        raise InvalidParams(f"before must be an event id like {EVENT_ID_PREFIX}42, not '{raw[:80]}'")
+    return seq
+
+
+# docs/timeline.md §T.4: a comment line at least every 15 s, so proxies and clients know the stream is alive.
+SSE_KEEP_ALIVE_S = 10.0
+
+
+@require_GET
+async def event_stream(request: HttpRequest) -> HttpResponse:
+    """docs/timeline.md §T.4 ``GET /console/events/stream``: the sockets' events as Server-Sent Events."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return _error(401, "unauthorized", "the event stream requires a signed-in session or a valid auth token")
+    subscription = Subscription(subject_for_user(user), stream_filter(request.GET))
+    # The EventSource protocol resends the last id it saw as Last-Event-ID; it wins over ?after=.
+    after = request.headers.get("Last-Event-ID", "").strip() or request.GET.get("after", "").strip()
+    response = StreamingHttpResponse(_sse(subscription, after), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a buffering proxy would hold events back
+    return response
+
+
+async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    # Join before the replay, as the sockets do: an event stored meanwhile arrives live, not lost.
+    await layer.group_add(TIMELINE_GROUP, channel)
+    try:
+        yield ": connected\n\n"  # headers and a first byte at once, so a client knows it is subscribed
+        if after:
+            try:
+                async for envelope in subscription.replay(after):
+                    yield _sse_event(envelope["event_id"], envelope["event_type"], envelope_json(envelope))
+            except ReplayUnavailable as gone:
+                yield _sse_event(None, "replay_unavailable",
+                                 json.dumps({"requested": gone.requested, "latest": gone.latest}))
+        while True:
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), SSE_KEEP_ALIVE_S)
+            except TimeoutError:
+                yield ": keep-alive\n\n"
+                continue
+            if message.get("type") == EVENT_MESSAGE_TYPE and subscription.wants(message):
+                yield _sse_event(f"{EVENT_ID_PREFIX}{message['seq']}", message["event_type"], message["envelope"])
+    finally:
+        # Django cancels this generator when the client goes away (ASGI http.disconnect).
+        await layer.group_discard(TIMELINE_GROUP, channel)
+
+
+def _sse_event(event_id: str | None, event: str, data: str) -> str:
+    head = f"id: {event_id}\n" if event_id else ""
+    return f"{head}event: {event}\ndata: {data}\n\n"

@@ -15,7 +15,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -324,9 +324,13 @@ class RealmWatcher:
     its first row, since everything in it is new.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, broadcast: Callable[[Sequence[TimelineEvent]], None] = events_broadcast_sync) -> None:
         self._readers: dict[str, _RealmReader] = {}
         self._started = False
+        # watch_realms publishes through the channel layer from its own loop; the server's embedded
+        # follower hands events to the server's loop instead (follower.py), since the in-memory
+        # layer's queues belong to that loop.
+        self._broadcast = broadcast
 
     def close(self) -> None:
         for reader in self._readers.values():
@@ -350,7 +354,7 @@ class RealmWatcher:
         self._started = True
         if stored:
             events_prune_due()
-            events_broadcast_sync(stored)
+            self._broadcast(stored)
         return stored
 
     def _poll_realm(self, name: str) -> list[TimelineEvent]:

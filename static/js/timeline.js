@@ -1,15 +1,84 @@
-/* Live timeline page: hold new events while the reader is scrolled down ("N new — jump to live"),
-   drop an event that arrives twice, and reconnect from the last event shown (?after=).
-   Loaded after htmx and its ws extension (all deferred, in order); no inline script, no eval. */
+/* Live timeline page (docs/timeline-live.md §3): show the connection's state (live / reconnecting /
+   offline, or "session ended" with a sign-in link), hold new events while the reader is scrolled
+   down ("N new — jump to live"), drop an event that arrives twice, reconnect from the last event
+   shown (?after=), and keep relative times current. Without JavaScript the page is a server-rendered
+   snapshot with "load older" links. Loaded after htmx and its ws extension (all deferred, in
+   order); no inline script, no eval. */
 (function () {
   "use strict";
 
   var PREFIX = "console-evt-";
+  var SESSION_ENDED = 4401; // docs/wire-contract.md §C.1: an unauthenticated socket is closed with 4401
+  var RECONNECT_MAX_MS = 5000;
+  // The same coarse spans as the server's relative times (memory_panel panel_format.relative_ms).
+  var SPANS = [[86400 * 365, "y"], [86400 * 30, "mo"], [86400, "d"], [3600, "h"], [60, "min"]];
 
   function seqOf(id) {
     if (!id || id.indexOf(PREFIX) !== 0) return 0;
     var n = parseInt(id.slice(PREFIX.length), 10);
     return isNaN(n) ? 0 : n;
+  }
+
+  function relative(ms, now) {
+    var seconds = Math.floor((now - ms) / 1000);
+    var ahead = seconds < 0;
+    seconds = Math.abs(seconds);
+    for (var i = 0; i < SPANS.length; i++) {
+      if (seconds >= SPANS[i][0]) {
+        var amount = Math.floor(seconds / SPANS[i][0]) + " " + SPANS[i][1];
+        return ahead ? "in " + amount : amount + " ago";
+      }
+    }
+    return "just now";
+  }
+
+  function refreshTimes(scope) {
+    var now = Date.now();
+    Array.prototype.forEach.call(scope.querySelectorAll("time[datetime]"), function (node) {
+      var ms = Date.parse(node.getAttribute("datetime"));
+      if (!isNaN(ms)) node.textContent = relative(ms, now);
+    });
+  }
+
+  function connectionIndicator(root) {
+    var box = document.getElementById("timeline-connection");
+    var text = document.getElementById("timeline-connection-text");
+    var signIn = document.getElementById("timeline-sign-in");
+    var labels = {
+      connecting: "Connecting…",
+      live: "Live",
+      reconnecting: "Reconnecting…",
+      offline: "Offline — retrying; events missed meanwhile will follow",
+      ended: "Your session has ended; live updates stopped."
+    };
+    var state = "connecting";
+    var everOpen = false;
+    function show(next) {
+      state = next;
+      box.hidden = false;
+      box.setAttribute("data-state", next);
+      text.textContent = labels[next];
+      signIn.hidden = next !== "ended";
+    }
+    show("connecting");
+    root.addEventListener("htmx:wsConnecting", function () {
+      if (state === "ended") return;
+      if (everOpen && state === "live") show("reconnecting");
+    });
+    root.addEventListener("htmx:wsOpen", function () {
+      everOpen = true;
+      show("live");
+    });
+    root.addEventListener("htmx:wsClose", function (event) {
+      var close = event.detail && event.detail.event;
+      if (close && close.code === SESSION_ENDED) {
+        show("ended");
+        return;
+      }
+      // The first loss of a live socket is "reconnecting"; an attempt that fails too is "offline".
+      show(state === "live" ? "reconnecting" : "offline");
+    });
+    window.addEventListener("offline", function () { if (state !== "ended") show("offline"); });
   }
 
   function init() {
@@ -18,6 +87,15 @@
     var jump = document.getElementById("timeline-jump");
     var count = document.getElementById("timeline-jump-count");
     if (!root || !list || !jump || !count) return;
+    setInterval(function () { refreshTimes(list); }, 30000);
+    var socketUrl = root.getAttribute("data-socket-url");
+    if (!socketUrl) return; // an older page: history, not live
+
+    connectionIndicator(root);
+    // Back off to at most a few seconds, so a restarted server is found again promptly.
+    htmx.config.wsReconnectDelay = function (retryCount) {
+      return Math.min(RECONNECT_MAX_MS, 500 * Math.pow(2, retryCount)) * (0.5 + Math.random() / 2);
+    };
 
     var lastSeq = 0;
     var pending = 0;
@@ -27,8 +105,7 @@
       lastSeq = Math.max(lastSeq, seqOf(item.id));
     }
     Array.prototype.forEach.call(list.children, markSeen);
-    var initialAfter = new URL(root.getAttribute("data-socket-url"), window.location.href).searchParams.get("after");
-    lastSeq = Math.max(lastSeq, seqOf(initialAfter));
+    lastSeq = Math.max(lastSeq, seqOf(new URL(socketUrl, window.location.href).searchParams.get("after")));
 
     // Reconnect from the newest event shown, not from the page's original cursor.
     var originalCreate = htmx.createWebSocket;
@@ -52,15 +129,17 @@
       jump.hidden = true;
     }
 
-    function absorbNew() {
-      var fresh = list.querySelectorAll("li:not([data-seen])");
-      Array.prototype.forEach.call(fresh, function (item) {
+    function absorb() {
+      Array.prototype.forEach.call(list.querySelectorAll("li:not([data-seen])"), function (item) {
         if (document.querySelectorAll('[id="' + item.id + '"]').length > 1) {
           item.remove(); // a replayed event the page already shows
           return;
         }
+        // Rows from "load older" sit below the newest; only events past it are new.
+        var fresh = seqOf(item.id) > lastSeq;
         markSeen(item);
-        if (readerAway()) {
+        refreshTimes(item);
+        if (fresh && readerAway()) {
           item.classList.add("timeline-event--held");
           pending += 1;
         }
@@ -71,7 +150,8 @@
       jump.hidden = pending === 0;
     }
 
-    root.addEventListener("htmx:wsAfterMessage", absorbNew);
+    root.addEventListener("htmx:wsAfterMessage", absorb);
+    root.addEventListener("htmx:afterSettle", absorb);
     jump.addEventListener("click", function () {
       release();
       window.scrollTo(0, 0);

@@ -162,6 +162,78 @@ class WsClient:
         await self.connection.close()
 
 
+def console_db(env: dict[str, str]) -> Path:
+    return Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
+
+
+def wait_following(env: dict[str, str], realm: str, timeout_s: float = 15) -> str:
+    """Block until some server process holds the watcher lease and has marked ``realm``'s end.
+
+    Writes before that moment would count as the realm's old history, which is never replayed.
+    Returns the lease holder.
+    """
+    import sqlite3
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(f"file:{console_db(env)}?mode=ro", uri=True) as conn:
+                holder = conn.execute("SELECT holder FROM timeline_watcherlease WHERE holder != ''").fetchone()
+                marked = conn.execute("SELECT 1 FROM timeline_realmwatermark WHERE realm = ?", (realm,)).fetchone()
+        except sqlite3.Error:
+            holder = marked = None
+        if holder and marked:
+            return holder[0]
+        time.sleep(0.05)
+    raise RuntimeError(f"no server process began following realm {realm!r}")
+
+
+class SseClient:
+    """``GET /console/events/stream`` over a raw HTTP/1.0 connection (no chunked encoding to undo)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def connect(cls, server: Daphne, token: str, query: str = "") -> SseClient:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        path = f"/console/events/stream?auth_token={token}" + (f"&{query}" if query else "")
+        writer.write(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+        await writer.drain()
+        status = await asyncio.wait_for(reader.readline(), 10)
+        if b" 200 " not in status:
+            raise RuntimeError(f"event stream refused: {status!r}")
+        while (await reader.readline()).strip():
+            pass  # the response headers
+        return cls(reader, writer)
+
+    async def next_event(self) -> dict[str, Any]:
+        """The next event's envelope (comments and replay_unavailable skipped)."""
+        fields: dict[str, str] = {}
+        while True:
+            line = (await self.reader.readline()).decode().rstrip("\n")
+            if not line and fields:
+                if "id" in fields:
+                    return json.loads(fields["data"])
+                fields = {}
+            elif line and not line.startswith(":"):
+                name, _, value = line.partition(": ")
+                fields[name] = value
+
+    async def events(self, *, quiet_s: float) -> list[dict[str, Any]]:
+        """Event envelopes until none arrives for ``quiet_s``."""
+        out: list[dict[str, Any]] = []
+        while True:
+            try:
+                out.append(await asyncio.wait_for(self.next_event(), quiet_s))
+            except asyncio.TimeoutError:
+                return out
+
+    async def close(self) -> None:
+        self.writer.close()
+
+
 class RawServer:
     """A one-connection-at-a-time TCP server answering every request with fixed bytes."""
 

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient
 
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
-from mobkit_console.asgi import application
+from mobkit_console.asgi import console_application as application
 
 INGEST_TOKEN = "test-ingest-secret"
 

@@ -63,3 +63,4 @@ def test_empty_timeline_connects_from_the_start_of_the_log(reader):
     html = reader.get("/console/timeline/").content.decode()
     assert 'ws-connect="/ws/console/timeline/?after=console-evt-0"' in html
     assert "No events yet" in html
+    assert "No events match these filters" not in html

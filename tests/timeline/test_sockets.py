@@ -9,30 +9,17 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from mobkit_console.asgi import application
+from mobkit_console.asgi import console_application as application
 from mobkit_console.timeline.consumers import EventStreamConsumer
 from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
 from tests.support.postures import TIMELINE_AUDIENCE
 from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
+from tests.timeline.audience import VISIBILITY_EVENTS, VISIBLE_TO
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EVENTS_PATH = "/ws/console/events/"
-
-VISIBILITY_EVENTS = {
-    "luka": envelope("identity:luka", "memory.harvest.completed", identity="identity:luka", promoted=1, tombstoned=0),
-    "mira": envelope("identity:mira", "memory.harvest.completed", identity="identity:mira", promoted=0, tombstoned=1),
-    "system": envelope("_system", "memory.dream.started", run_id="dream-1"),
-    "system-mob": envelope("_system", "memory.promotion.pending_gate", pending_id="gate-pending-000001",
-                           record_id="mem-1", scope_kind="mob", scope_key="team"),
-    "luka-scoped": envelope("identity:luka", "memory.record.remembered", record_id="mem-2",
-                            scope_kind="identity", scope_key="identity:luka"),
-    "system-luka-scoped": envelope("_system", "memory.write.quarantined", author='Agent { identity: "identity:luka" }',
-                                   reason="llm_writes=quarantined policy", scope_kind="identity",
-                                   scope_key="identity:luka"),
-}
-
 
 @pytest.mark.parametrize("path", [EVENTS_PATH, "/ws/console/timeline/"])
 @pytest.mark.parametrize("token", [None, "mkc_not-a-real-token"])
@@ -44,16 +31,7 @@ async def test_unauthenticated_socket_is_closed_with_4401(path, token):
     assert await communicator.receive_output(timeout=1) == {"type": "websocket.close", "code": 4401}
 
 
-@pytest.mark.parametrize(
-    ("subject", "expected"),
-    [
-        ("alice@example.test", set(VISIBILITY_EVENTS)),
-        ("bob@example.test", {"luka", "luka-scoped"}),
-        ("carol@example.test", {"luka", "mira", "system"}),
-        ("dave@example.test", {"luka", "mira", "system", "system-mob"}),
-        ("erin@example.test", set()),
-    ],
-)
+@pytest.mark.parametrize(("subject", "expected"), VISIBLE_TO)
 async def test_each_socket_gets_only_events_its_subject_may_see(ingest_token, access_toml, subject, expected):
     access_toml(TIMELINE_AUDIENCE)
     socket = await open_socket(EVENTS_PATH, token=await token_for(subject))

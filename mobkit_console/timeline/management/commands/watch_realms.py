@@ -1,23 +1,27 @@
-"""``manage.py watch_realms``: the one process per deployment that turns realm commits into events."""
+"""``manage.py watch_realms``: follow the realm files in a process of its own.
+
+Server processes follow them by default (docs/timeline-live.md §1); this command is for deployments
+that turn that off (MOBKIT_TIMELINE_FOLLOW_REALMS=0) and run the follower separately. It publishes
+through the channel layer, so its events reach sockets live only with REDIS_URL set.
+"""
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import threading
-import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from mobkit_console.timeline.watcher import RealmWatcher, lease_acquire, lease_holder, lease_release
+from mobkit_console.timeline.follower import RealmFollower, follower_holder
 
 
 class Command(BaseCommand):
     help = (
-        "Follow every realm file and publish its memory events to the timeline. Run one per "
-        "deployment: a lease row in the console database keeps a second copy on standby until "
-        "the first stops (or misses renewing its lease for --lease-seconds)."
+        "Follow every realm file and publish its memory events to the timeline. A lease row in the "
+        "console database keeps exactly one follower per deployment (this command or a server "
+        "process); a second copy stands by until the first stops (or misses renewing its lease for "
+        "--lease-seconds)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,36 +31,15 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="poll once (if the lease is free) and exit")
 
     def handle(self, *args, **options) -> None:
-        holder = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
-        ttl_ms = int(options["lease_seconds"] * 1000)
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
-        watcher = RealmWatcher()
-        renewed_at = 0.0
-        leading = False
-        try:
-            while not stop.is_set():
-                if time.monotonic() - renewed_at >= options["lease_seconds"] / 3:
-                    was_leading, leading = leading, lease_acquire(holder=holder, ttl_ms=ttl_ms)
-                    renewed_at = time.monotonic()
-                    if leading and not was_leading:
-                        self.stdout.write(f"watching realms as {holder}")
-                    elif was_leading and not leading:
-                        self.stderr.write("lost the watcher lease; standing by")
-                        watcher.close()
-                        watcher = RealmWatcher()
-                    elif not leading:
-                        current = lease_holder()
-                        self.stderr.write(f"another watcher holds the lease ({current[0] if current else '?'}); standing by")
-                if leading:
-                    stored = watcher.poll_once()
-                    if stored and options["verbosity"] > 1:
-                        self.stdout.write(f"stored {len(stored)} events")
-                if options["once"]:
-                    break
-                stop.wait(options["interval"] if leading else options["lease_seconds"] / 3)
-        finally:
-            watcher.close()
-            if leading:
-                lease_release(holder=holder)
+        if settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer"):
+            self.stderr.write("REDIS_URL is not set: events are stored, but open pages see them only after a "
+                              "reload (a separate process cannot reach the server's sockets without Redis)")
+        follower = RealmFollower(holder=follower_holder(), interval_s=options["interval"],
+                                 lease_s=options["lease_seconds"], report=self._report)
+        follower.run(stop, once=options["once"], verbose=options["verbosity"] > 1)
+
+    def _report(self, state: str, message: str) -> None:
+        (self.stdout if state in ("leading", "stored") else self.stderr).write(message)

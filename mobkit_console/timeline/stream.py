@@ -1,0 +1,98 @@
+"""One caller's live view of the event log, shared by the two sockets and the SSE stream.
+
+A subscription knows its caller (re-reading the grants every second), its filters and how far the
+replay went; it decides for each stored or live event whether this caller receives it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from mobkit_console.access.caller import Access, access_for_subject
+
+from .events import EVENT_TYPES
+from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
+from .visibility import event_visible, visible_to
+
+# Re-read the caller's grants this often, so an access.toml edit reaches open streams well within
+# the contract's 5 s (the config file itself is re-checked about once a second).
+ACCESS_REFRESH_S = 1.0
+
+
+class ReplayUnavailable(Exception):
+    """The log no longer holds (or never held) the event a client asked to resume after."""
+
+    def __init__(self, requested: str, latest: str | None) -> None:
+        super().__init__(requested)
+        self.requested = requested
+        self.latest = latest
+
+
+def stream_filter(query: Any) -> EventFilter:
+    """``?event_type=`` and ``?identity=`` from a QueryDict or a parse_qs dict; unknown types ignored."""
+    def first(name: str) -> str:
+        value = query.get(name) or ""
+        return (value[0] if isinstance(value, list) else value).strip()
+
+    event_type = first("event_type")
+    return EventFilter(event_type=event_type if event_type in EVENT_TYPES else None,
+                       identity=first("identity") or None)
+
+
+class Subscription:
+    def __init__(self, subject: str | None, filters: EventFilter) -> None:
+        self.subject = subject
+        self.filters = filters
+        self._access = access_for_subject(subject)
+        self._access_at = time.monotonic()
+        # Decisions of visible_to under self._access, by (identity, scope_kind, scope_key): a
+        # stream carries few distinct keys, and evaluating the rules per frame was per-stream work.
+        # Dropped whenever the Access is re-read, so a revocation still lands within a second.
+        self._visible: dict[tuple[str, str | None, str | None], bool] = {}
+        # Live events at or below this were sent by the replay. Nothing else is skipped: two
+        # processes may store 11 and 10 and send them in that order, and both must arrive.
+        self.replayed_upto = 0
+
+    def access(self) -> Access:
+        now = time.monotonic()
+        if now - self._access_at >= ACCESS_REFRESH_S:
+            self._access = access_for_subject(self.subject)
+            self._access_at = now
+            self._visible.clear()
+        return self._access
+
+    def wants(self, message: dict[str, Any]) -> bool:
+        """Does this caller receive a live group message (services.event_message)?"""
+        if message["seq"] <= self.replayed_upto:
+            return False
+        if not self.filters.matches(event_type=message["event_type"], identity=message["identity"]):
+            return False
+        key = (message["identity"], message["scope_kind"], message["scope_key"])
+        access = self.access()
+        visible = self._visible.get(key)
+        if visible is None:
+            visible = self._visible[key] = visible_to(access, identity=key[0], scope_kind=key[1], scope_key=key[2])
+        return visible
+
+    async def replay(self, after: str) -> AsyncIterator[dict[str, Any]]:
+        """Every stored envelope after ``after`` this caller may see, in order.
+
+        Raises ReplayUnavailable before yielding anything when the log does not hold ``after``.
+        """
+        start = await database_sync_to_async(replay_start)(after=after)
+        if start is None:
+            raise ReplayUnavailable(after, await database_sync_to_async(latest_event_id)())
+        self.replayed_upto = start
+        while True:
+            chunk = await database_sync_to_async(events_after)(after_seq=self.replayed_upto)
+            if not chunk:
+                return
+            for envelope in chunk:
+                self.replayed_upto = parse_event_id(envelope["event_id"]) or self.replayed_upto
+                if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
+                        and event_visible(self.access(), envelope):
+                    yield envelope
