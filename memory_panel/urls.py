@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_panel.views import ledger, memory
+from memory_panel.views import ledger, memory, realm_choice
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
@@ -15,4 +15,5 @@ urlpatterns: list = [
     path("memory/ledger/health/", ledger.ledger_health_fragment, name="memory-ledger-health"),
     path("memory/recall/", ledger.recall, name="memory-recall"),
     path("memory/legacy/", ledger.legacy, name="memory-legacy"),
+    path("memory/realm/", realm_choice.realm_switch, name="memory-realm"),
 ]

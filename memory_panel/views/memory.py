@@ -12,15 +12,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django_htmx.http import push_url
 
 from memory_panel.cursor import parse_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
-from memory_panel.store.realms import realm_names
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
+from memory_panel.templatetags.panel_format import records_url
+from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import Section, panel_view, render_page, section
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
@@ -38,17 +40,15 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md, HTTP routes).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
+# The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
+RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit")
+# A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
+SHOWN_MAX = 1_000_000
 
 
-def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
-    context.setdefault("realm_choices", realm_names())
-    return render_page(request, full, fragment, context)
-
-
-def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:
+def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "limit") -> int:
     # Query strings carry text; the RPC's rule (a non-negative integer, clamped) applies to its value.
-    raw = query.get("limit", "").strip()
+    raw = query.get(name, "").strip()
     return parse_limit(int(raw) if raw.isascii() and raw.isdigit() else None, default=default, maximum=maximum)
 
 
@@ -58,7 +58,7 @@ def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:
 
 @panel_view
 def holdings(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     overview = section(holdings_selectors.scope_holdings, access=access, realm=realm)
     context = {
         "realm": realm,
@@ -67,7 +67,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
         **_holdings_footer(access, realm),
     }
-    return _page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
+    return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
 
 
 def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[str, list]]:
@@ -101,30 +101,45 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
-    realm = parse_realm(params.get("realm"))
+    realm = chosen_realm(request)
     filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
     cursor = parse_cursor(params.get("cursor"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    page = section(record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
+    # ``shown``: the rows already on screen (docs/daily-use.md §2). A first page re-renders that many,
+    # so a reload or Back after "load more" shows the same rows; a cursor page counts on from it.
+    shown = _query_limit(request.GET, default=0, maximum=SHOWN_MAX, name="shown")
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    if realm is not None:
+        state["realm"] = realm
+    if not request.htmx and any(not value.strip() for value in request.GET.values()):
+        # A plain form submit sends every field: the URL leaves the empty ones out.
+        kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
+        return HttpResponseRedirect(records_url(**state, **kept))
+    fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
+    page = section(record_selectors.record_list, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)
+    on_screen = (shown if cursor is not None else 0) + (len(page.data.records) if page.data else 0)
     context = {
         "realm": realm,
         "page": page,
         "claimants": record_selectors.list_claimant_ids(records=page.data.records) if page.data else set(),
         "state": state,
-        "more_url": _more_url(state, page),
+        "more_url": _more_url(state, page, on_screen),
         "continued": cursor is not None,
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
     fragment = "memory_panel/records/_rows.html" if cursor is not None else "memory_panel/records/_results.html"
-    return _page(request, "memory_panel/records/list.html", fragment, context)
+    response = render_page(request, "memory_panel/records/list.html", fragment, context)
+    if request.htmx and not request.htmx.history_restore_request:
+        # Filters and how far the list was loaded, so Back, Forward and reload show these rows.
+        push_url(response, records_url(**state, shown=on_screen if on_screen > limit else None))
+    return response
 
 
-def _more_url(state: dict[str, str], page: Section) -> str | None:
+def _more_url(state: dict[str, str], page: Section, on_screen: int) -> str | None:
     if page.data is None or page.data.next_cursor is None:
         return None
-    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode()})
+    return "?" + urlencode({**state, "shown": on_screen, "cursor": page.data.next_cursor.encode()})
 
 
 @panel_view
@@ -138,7 +153,7 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
         "record_json": json.dumps(record_json(bio.record, with_body=True), indent=2, ensure_ascii=False),
         "dreams": section(dream_selectors.record_dreams, access=access, realm=bio.realm, memory_id=bio.record.id),
     }
-    return _page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
+    return render_page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,14 +162,15 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
 
 @panel_view
 def quarantine(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    context = {
-        "realm": realm,
-        "limit": limit,
-        "queue": section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit),
-    }
-    return _page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
+    order = quarantine_selectors.parse_queue_order(request.GET.get("order"))
+    queue = section(
+        quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit, order=order, with_previews=True
+    )
+    rows = [(r, queue.data.previews.get((r.realm, r.id), "")) for r in queue.data.records] if queue.data else []
+    context = {"realm": realm, "limit": limit, "order": order, "queue": queue, "rows": rows}
+    return render_page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
 
 
 @dataclass(frozen=True)
@@ -169,7 +185,7 @@ class DreamCard:
 
 @panel_view
 def dreams(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     limit = _query_limit(request.GET, default=LISTS_DEFAULT_LIMIT, maximum=LISTS_MAX_LIMIT)
     history = section(dream_selectors.dream_history, access=access, realm=realm, limit=limit)
     sheets = section(dream_selectors.dream_runs, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
@@ -180,7 +196,7 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
         "history": history,
         "cards": [_dream_card(run, by_run.get((run.realm, run.run_id))) for run in (history.data or ([], []))[0]],
     }
-    return _page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
+    return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 
 
 def _dream_card(run: DreamSummary, sheet: DreamRunRow | None) -> DreamCard:
