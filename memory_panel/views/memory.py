@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
-from django_htmx.http import push_url
+from django_htmx.http import push_url, replace_url
 
 from memory_panel.cursor import parse_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
@@ -131,8 +131,10 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     fragment = "memory_panel/records/_rows.html" if cursor is not None else "memory_panel/records/_results.html"
     response = render_page(request, "memory_panel/records/list.html", fragment, context)
     if request.htmx and not request.htmx.history_restore_request:
-        # Filters and how far the list was loaded, so Back, Forward and reload show these rows.
-        push_url(response, records_url(**state, shown=on_screen if on_screen > limit else None))
+        # Filters and how far the list was loaded, so Back, Forward and reload show these rows. A
+        # filter is a step in history; "load more" is not, so it rewrites the current entry.
+        set_url = replace_url if cursor is not None else push_url
+        set_url(response, records_url(**state, shown=on_screen if on_screen > limit else None))
     return response
 
 

@@ -71,7 +71,14 @@
   }
 
   document.addEventListener("keydown", function (event) {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) {
+      return;
+    }
+    if (typing(event.target)) {
+      // Esc leaves the field "/" went to, so the list's keys work again without the mouse.
+      if (event.key === "Escape" && event.target.closest("form.filters")) {
+        event.target.blur();
+      }
       return;
     }
     var dialog = shortcutsDialog();

@@ -152,14 +152,15 @@ def test_htmx_filter_pushes_the_url_without_empty_filters(client_for, two_realms
     assert response["HX-Push-Url"] == f"{RECORDS}?identity=identity%3Aluka&limit=5"
 
 
-def test_load_more_pushes_how_many_rows_are_shown(client_for, two_realms):
+def test_load_more_rewrites_the_url_with_how_many_rows_are_shown(client_for, two_realms):
     client = client_for()
     first = client.get(RECORDS, {"realm": "default", "identity": "identity:luka", "limit": "5"}).content.decode()
     more = re.search(r'hx-get="([^"]+)"', first.split('id="records-more"', 1)[1]).group(1).replace("&amp;", "&")
 
     response = client.get(RECORDS + more, HTTP_HX_REQUEST="true")
 
-    pushed = query(response["HX-Push-Url"])
+    assert "HX-Push-Url" not in response.headers  # loading more is no step in history
+    pushed = query(response["HX-Replace-Url"])
     assert pushed["shown"] == ["10"] and pushed["limit"] == ["5"] and pushed["realm"] == ["default"]
     assert "cursor" not in pushed  # a reload starts from the top and re-renders the ten rows
 
