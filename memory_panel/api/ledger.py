@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memory_panel.api import ApiMethod, always
+from memory_panel.api.method import ApiMethod, always
 from memory_panel.errors import ReadOnly
 from memory_panel.selectors.ledger import ledger_query, ledger_stores, parse_ledger_filters
 from memory_panel.selectors.recall import parse_recall_request, recall_preview

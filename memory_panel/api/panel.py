@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memory_panel.api import ApiMethod
+from memory_panel.api.method import ApiMethod
 from memory_panel.cursor import parse_cursor
 from memory_panel.errors import InvalidParams
 from memory_panel.selectors import biography, dreams, holdings, injections, pending, quarantine, records

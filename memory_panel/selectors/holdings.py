@@ -52,7 +52,7 @@ def _realm_holdings(realm: str) -> Iterator[ScopeHoldings]:
         ).fetchall()
     for scope_kind, scope_key, status, count, body_chars in rows:
         bucket = counts.setdefault((scope_kind, scope_key), {"body_bytes": 0})
-        # spec §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
+        # docs/store-format.md §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
         key = status if status in ("active", "quarantined", "superseded", "tombstoned") else "active"
         bucket[key] = bucket.get(key, 0) + count
         bucket["body_bytes"] += body_chars

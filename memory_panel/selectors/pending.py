@@ -10,7 +10,7 @@ from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import parse_json_text
 from memory_panel.store.rows import panel_realms
 from memory_panel.visibility import identity_visible, require_realm_history, scope_visible
-from memory_panel.wire.results import author_debug
+from memory_panel.wire.rust_debug import author_debug
 
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access

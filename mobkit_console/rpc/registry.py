@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from memory_panel.api import ApiMethod
+    from memory_panel.api.method import ApiMethod
     from mobkit_console.access.caller import Access
 
 Handler = Callable[..., dict[str, Any]]
@@ -18,7 +18,7 @@ Advertised = Callable[["Access"], bool]
 class RpcMethod:
     name: str
     handler: Handler
-    # Whether mobkit/capabilities lists the method for this caller (spec §1.1 "Advertisement").
+    # Whether mobkit/capabilities lists the method for this caller (docs/wire-contract.md §1.1 "Advertisement").
     advertised: Advertised
 
 
