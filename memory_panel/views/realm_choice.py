@@ -66,7 +66,8 @@ def realm_switch(request: HttpRequest) -> HttpResponse:
 
 
 def _back_to(request: HttpRequest, target: str) -> str:
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+    allowed = {request.get_host()}
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts=allowed, require_https=request.is_secure()):
         return reverse("memory-holdings")
     parts = urlsplit(target)
     query = QueryDict(parts.query, mutable=True)

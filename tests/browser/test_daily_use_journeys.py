@@ -35,7 +35,18 @@ def small_targets(page) -> list[str]:
     )
 
 
+def signed_in_on_records(agent_memory_dir, user_with_password, browser_for, path: str, **viewport):
+    """The panel realm, an operator signed in, and Chromium on ``path`` (a Records URL)."""
+    write_panel_realm(agent_memory_dir)
+    username = user_with_password("operator@example.test")
+    browser = browser_for(**viewport)
+    browser.sign_in(username, path)
+    return browser
+
+
 def socket_refused(message: str) -> bool:
+    """live_server speaks WSGI, so the timeline page's socket is refused there; the socket itself is
+    driven under daphne in tests/timeline/test_browser_timeline.py."""
     return "/ws/console/timeline/" in message or message == "console error: [object Event]"
 
 
@@ -71,19 +82,14 @@ def test_every_page_fits_the_width_with_big_enough_targets_and_no_console_errors
         "timeline": "/console/timeline/",
     }
     for name, path in pages.items():
-        before = len(browser.problems.messages)
         browser.goto(path)
         page.wait_for_load_state("networkidle")
-        if name == "timeline":
-            # live_server speaks WSGI, so the page's socket is refused here; the socket itself is
-            # driven under daphne in tests/timeline/test_browser_timeline.py.
-            browser.problems.messages[before:] = [m for m in browser.problems.messages[before:] if not socket_refused(m)]
         browser.screenshot(f"daily-{name}", full_page=False)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{name} is {overflow}px wider than a {width}px viewport"
         if width == 390:
             assert small_targets(page) == [], name
-    browser.assert_clean()
+    assert [m for m in browser.problems.messages if not socket_refused(m)] == []
 
     browser.goto("/console/memory/no-such-page/")
     assert page.locator("h1").inner_text() == "Not found"
@@ -111,11 +117,8 @@ def test_dark_theme_follows_the_system_setting(agent_memory_dir, user_with_passw
 def test_filter_filter_back_forward_keeps_controls_and_rows_together(
     agent_memory_dir, user_with_password, browser_for, width
 ):
-    write_panel_realm(agent_memory_dir)
-    username = user_with_password("history@example.test")
-    browser = browser_for(width=width)
+    browser = signed_in_on_records(agent_memory_dir, user_with_password, browser_for, RECORDS, width=width)
     page = browser.page
-    browser.sign_in(username, RECORDS)
     assert page.url.endswith(RECORDS)
 
     page.get_by_label("Status").select_option("superseded")
@@ -155,11 +158,10 @@ def test_filter_filter_back_forward_keeps_controls_and_rows_together(
 def test_load_more_three_times_open_a_row_and_back_returns_to_the_same_rows_and_place(
     agent_memory_dir, user_with_password, browser_for, width
 ):
-    write_panel_realm(agent_memory_dir)
-    username = user_with_password("scroll@example.test")
-    browser = browser_for(width=width, height=700)
+    browser = signed_in_on_records(
+        agent_memory_dir, user_with_password, browser_for, f"{RECORDS}?limit=5", width=width, height=700
+    )
     page = browser.page
-    browser.sign_in(username, f"{RECORDS}?limit=5")
 
     load_more(page, 3)
     page.wait_for_url(f"**{RECORDS}?limit=5&shown=20")
@@ -217,15 +219,12 @@ def test_realm_switch_persists_across_every_page(agent_memory_dir, user_with_pas
     page.wait_for_url("**/console/timeline/")
     browser.goto("/console/memory/")
     assert page.locator("h2 code").all_inner_texts() == ["default", "team:blue"]
-    assert [m for m in browser.problems.messages if not socket_refused(m)] == []  # see the first journey
+    assert [m for m in browser.problems.messages if not socket_refused(m)] == []
 
 
 def test_keyboard_alone_opens_the_third_record(agent_memory_dir, user_with_password, browser_for):
-    write_panel_realm(agent_memory_dir)
-    username = user_with_password("keys-only@example.test")
-    browser = browser_for()
+    browser = signed_in_on_records(agent_memory_dir, user_with_password, browser_for, f"{RECORDS}?limit=10")
     page = browser.page
-    browser.sign_in(username, f"{RECORDS}?limit=10")
     third = row_ids(page)[2]
 
     page.keyboard.press("/")
