@@ -49,7 +49,8 @@ def parse_cursor(raw: Any) -> Cursor | None:
         return None
     ms, sep, memory_id = text.partition(":")
     # docs/store-format.md §5.1: the left part parses as u64 (digits only, no sign), the right is non-empty.
-    if not sep or not memory_id or not ms.isascii() or not ms.isdigit() or int(ms) >= U64_LIMIT:
+    # A u64 has at most 20 digits; checking the length first keeps int() off a 5,000-digit string.
+    if not sep or not memory_id or not ms.isascii() or not ms.isdigit() or len(ms) > 20 or int(ms) >= U64_LIMIT:
         raise InvalidParams("malformed cursor")
     return Cursor(int(ms), memory_id)
 
