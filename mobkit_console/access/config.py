@@ -6,7 +6,7 @@ While running, an edit applies within a few seconds; an invalid edit or a vanish
 last good config and is logged, so a typo never opens or closes the console by accident.
 
 A file must say `enabled = true` or `enabled = false` itself. MobKit's serde default for a missing
-`enabled` is false (spec §2.3, §2.6: a config that says nothing allows everything), so an empty,
+`enabled` is false (docs/access.md §2.3, §2.6: a config that says nothing allows everything), so an empty,
 whitespace-only or truncated file would read as "access control off". The console refuses such a
 file instead (issue 14): only an unset MOBKIT_ACCESS_CONFIG or an explicit `enabled = false` opens
 the console. The JSON shape `engine.parse_access_config` reads keeps MobKit's default.

@@ -15,19 +15,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.access.caller import access_for_subject
 from mobkit_console.access.config import current_access_config, refresh_access_config
+from tests.support.postures import READER, ROOT, everyone_may
 
 REPO = Path(__file__).resolve().parents[2]
-ROOT = "root@example.test"
-READER = "reader@example.test"
-
-
-def posture(*actions: str) -> str:
-    quoted = ", ".join(f'"{action}"' for action in actions)
-    return f'enabled = true\nadmins = ["{ROOT}"]\n\n[[rules]]\nid = "everyone"\nactions = [{quoted}]\n'
-
-
-WITH_OPERATOR = posture("agent.view", "agent.memory.read", "operator.memory.read")
-WITHOUT_OPERATOR = posture("agent.view", "agent.memory.read")
+WITH_OPERATOR = everyone_may("agent.view", "agent.memory.read", "operator.memory.read")
+WITHOUT_OPERATOR = everyone_may("agent.view", "agent.memory.read")
 
 
 def start_server() -> None:
@@ -126,7 +118,7 @@ def test_start_up_without_a_setting_disables_access_control(settings):
 
 
 def test_a_memory_naive_file_is_normalized_in_memory_and_left_untouched(access_toml, caplog):
-    path = access_toml(posture("agent.view", "mob.observe"))
+    path = access_toml(everyone_may("agent.view", "mob.observe"))
     before = path.read_bytes()
     with caplog.at_level(logging.WARNING, logger="mobkit_console.access"):
         start_server()
@@ -169,7 +161,7 @@ def test_an_atomic_replace_is_picked_up(access_toml, tmp_path):
 def test_an_invalid_edit_keeps_the_last_good_config_and_is_logged(access_toml, caplog):
     access_toml(WITH_OPERATOR)
     good = current_access_config()
-    access_toml(posture("agent.view", "agent.fly"))
+    access_toml(everyone_may("agent.view", "agent.fly"))
     with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
         assert refresh_access_config() == good
         refresh_access_config()  # the same bad file is reported once, not on every check

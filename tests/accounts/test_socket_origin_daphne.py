@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import websockets
 
-from tests.timeline.servers import deployment_env, manage, start_daphne, stop_daphne
+from tests.support.servers import deployment_env, manage, start_daphne, stop_daphne
 
 SESSION_FOR_NEW_USER = (
     "from django.contrib.auth.models import User; from django.test import Client; c = Client(); "

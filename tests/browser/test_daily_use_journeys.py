@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.views.postures import REVIEWER
-from tests.views.realms import write_panel_realm
+from tests.support.postures import REVIEWER
+from tests.support.worlds import write_panel_realm
 
 pytestmark = pytest.mark.browser
 

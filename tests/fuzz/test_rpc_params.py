@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from mobkit_console.rpc.registry import method_names
 from tests.fuzz.strategies import any_text, dumps, hostile_values
-from tests.rpc.conftest import RPC, USER
+from tests.support.postures import USER
+from tests.support.rpc import RPC
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from memory_panel.demo import seed_demo
-from tests.rpc.conftest import PANEL, USER, post_raw
+from memory_panel.services.demo import seed_demo
+from tests.support.postures import USER
+from tests.support.rpc import PANEL, post_raw
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from mobkit_console.accounts.tokens import token_issue
-from tests.rpc.conftest import PANEL, RPC, USER, call, post_raw, user_with_subject
+from tests.support.clients import user_with_subject
+from tests.support.postures import USER
+from tests.support.rpc import PANEL, RPC, call, post_raw
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from mobkit_console.timeline.models import TimelineEvent
-
-from .conftest import envelope, ingest, open_socket, receive_events
+from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -167,8 +166,6 @@ async def test_same_source_id_twice_in_one_batch_is_one_event(ingest_token):
 
 
 async def _admin_token() -> str:
-    from .conftest import token_for
-
     return await token_for("admin@example.test")
 
 

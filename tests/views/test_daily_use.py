@@ -9,8 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from memory_panel.templatetags.panel_format import scope_label, waited_ms
-from tests.views.postures import READER, REVIEWER
-from tests.views.realms import LUKA_FACTS, QUARANTINED_BODY, write_panel_realm
+from tests.support.postures import READER, REVIEWER
+from tests.support.worlds import LUKA_FACTS, write_panel_realm
+from tests.support.worlds import PANEL_QUARANTINED_BODY as QUARANTINED_BODY
 
 RECORDS = "/console/memory/records/"
 SELECTED_BLUE = '<option value="team:blue" selected>team:blue</option>'

@@ -5,8 +5,20 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from tests.test_html_routes import HTML_ROUTES
 
+# Every HTML page the console serves (docs/wire-contract.md §C.2), a biography included.
+HTML_ROUTES = (
+    "/console/",
+    "/console/memory/",
+    "/console/memory/records/",
+    "/console/memory/records/mem-any/",
+    "/console/memory/quarantine/",
+    "/console/memory/dreams/",
+    "/console/memory/ledger/",
+    "/console/memory/recall/?identity=identity%3Aluka&query_text=travel",
+    "/console/memory/legacy/",
+    "/console/timeline/",
+)
 CONSOLE_PAGE = ('<link rel="stylesheet" href="/static/css/console.css">', 'class="site-header"', 'id="main"')
 
 
