@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_panel.views import export, knowledge, ledger, memory, pipeline, tiles
+from memory_panel.views import export, knowledge, ledger, memory, pipeline, realm_choice, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
@@ -20,4 +20,5 @@ urlpatterns: list = [
     path("memory/ledger/health/", ledger.ledger_health_fragment, name="memory-ledger-health"),
     path("memory/recall/", ledger.recall, name="memory-recall"),
     path("memory/legacy/", ledger.legacy, name="memory-legacy"),
+    path("memory/realm/", realm_choice.realm_switch, name="memory-realm"),
 ]

@@ -5,19 +5,24 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
-from memory_panel.store.realms import agent_memory_root
 from memory_panel.selectors.realms import realm_summaries
+from memory_panel.store.realms import agent_memory_root, realm_names
+from memory_panel.views.realm_choice import session_realm
+from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from mobkit_console.access.caller import Access, access_for_user, subject_for_user
-from memory_panel.views.render import render_page
 
 # URL name -> the tab it belongs to; a biography belongs to Records.
 _TABS = {
     "memory-holdings": "holdings",
+    "memory-tile": "holdings",
     "memory-records": "records",
     "memory-record": "records",
     "memory-quarantine": "quarantine",
     "memory-dreams": "dreams",
+    "memory-pipeline": "pipeline",
+    "memory-knowledge": "knowledge",
+    "memory-legacy": "legacy",
     "console-timeline": "timeline",
     "memory-ledger": "ledger",
     "memory-recall": "recall",
@@ -41,6 +46,9 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     if user is not None and user.is_authenticated:
         context["subject"] = subject_for_user(user)
         context["memory_nav"] = memory_nav(access_for_user(user))
+        # The header's realm switcher, on every page (docs/daily-use.md §3).
+        context["realm_choices"] = realm_names()
+        context["realm_choice"] = session_realm(request)
     return context
 
 

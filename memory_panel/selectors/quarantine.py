@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_panel.errors import UnknownRealm
-from memory_panel.models import PendingPromotion
+from django.db.models.functions import Substr
+
+from memory_panel.errors import InvalidParams, UnknownRealm
+from memory_panel.models import PendingPromotion, Record
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
@@ -18,6 +20,11 @@ if TYPE_CHECKING:
 
 # Rows read per round trip while filling the queue with rows the caller may see.
 FILL_BATCH_MIN = 64
+# The queue's two orders; MobKit's is the newest first (docs/wire-contract.md §1.2 (c)).
+QUEUE_ORDERS = ("newest", "oldest")
+# A preview is the body's first lines: enough to judge a row without opening it.
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 240
 
 @dataclass(frozen=True)
 class PendingPromotionRow:
@@ -36,10 +43,27 @@ class QuarantineQueue:
     records: list[MemoryRecord]
     pending_promotions: list[PendingPromotionRow]
     realms: list[str]
+    # (realm, memory_id) -> the body's first lines; filled only when asked (the page, never the RPC).
+    previews: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> QuarantineQueue:
+def parse_queue_order(raw: str | None) -> str:
+    order = (raw or "").strip() or QUEUE_ORDERS[0]
+    if order not in QUEUE_ORDERS:
+        raise InvalidParams(f"order must be one of {', '.join(QUEUE_ORDERS)}, not '{order}'")
+    return order
+
+
+def quarantine_queue(
+    *, access: Access, realm: str | None, limit: int, order: str = "newest", with_previews: bool = False
+) -> QuarantineQueue:
+    """The queue for a reviewer; ``with_previews`` adds each row's first lines of text.
+
+    The text is safe to return here because the entry gate is the review grant and every row
+    passed ``record_visible`` (which asks it again for quarantined rows): reviewers only.
+    """
     require_review(access)
+    oldest_first = parse_queue_order(order) == "oldest"
     realms = panel_realms(realm)
     records: list[MemoryRecord] = []
     promotions: list[PendingPromotionRow] = []
@@ -49,7 +73,7 @@ def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> Quaran
         except UnknownRealm:
             continue
         # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
-        records.extend(_visible_quarantined(access, alias, name, limit))
+        records.extend(_visible_quarantined(access, alias, name, limit, oldest_first))
         promotions.extend(
             PendingPromotionRow(realm=name, **row)
             for row in PendingPromotion.objects.using(alias)
@@ -58,26 +82,55 @@ def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> Quaran
             .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
             if scope_visible(access, row["scope_kind"], row["scope_key"])
         )
-    records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=True)
-    return QuarantineQueue(records[:limit], promotions, realms)
+    records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=not oldest_first)
+    shown = records[:limit]
+    return QuarantineQueue(shown, promotions, realms, _previews(shown) if with_previews else {})
 
 
-def _visible_quarantined(access: Access, alias: str, realm: str, limit: int) -> list[MemoryRecord]:
-    """The newest quarantined rows the caller may see, up to ``limit``, read on past hidden ones."""
+def _previews(records: list[MemoryRecord]) -> dict[tuple[str, str], str]:
+    previews: dict[tuple[str, str], str] = {}
+    for name in {record.realm for record in records}:
+        ids = [record.id for record in records if record.realm == name]
+        bodies = (
+            Record.objects.using(realm_alias(name))
+            .filter(memory_id__in=ids)
+            .values_list("memory_id", Substr("body", 1, PREVIEW_CHARS + 1))
+        )
+        previews.update(((name, memory_id), _first_lines(body or "")) for memory_id, body in bodies)
+    return previews
+
+
+def _first_lines(body: str) -> str:
+    """Up to PREVIEW_LINES non-blank lines, PREVIEW_CHARS at most, "…" when the body goes on.
+
+    ``body`` was read as its first PREVIEW_CHARS + 1 characters, so a longer one means more follows.
+    """
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    text = "\n".join(lines[:PREVIEW_LINES])[:PREVIEW_CHARS]
+    return f"{text}…" if len(lines) > PREVIEW_LINES or len(body) > PREVIEW_CHARS else text
+
+
+def _visible_quarantined(
+    access: Access, alias: str, realm: str, limit: int, oldest_first: bool
+) -> list[MemoryRecord]:
+    """The first quarantined rows (in the queue's order) the caller may see, up to ``limit``."""
     hidden_kinds = hidden_scope_kinds(access)
     index = realm_index(realm)
+    direction = "" if oldest_first else "-"
     queryset = (
         list_rows(alias, realm)
         .filter(status_kind="quarantined")
         .exclude(scope_kind__in=hidden_kinds)
-        .order_by("-created_at_ms", "-memory_id")
+        .order_by(f"{direction}created_at_ms", f"{direction}memory_id")
     )
     batch = max(limit, FILL_BATCH_MIN)
     taken: list[MemoryRecord] = []
     offset = 0
     while len(taken) < limit:
         if index is not None:
-            ids = index.quarantined_ids(hidden_scope_kinds=hidden_kinds, offset=offset, limit=batch)
+            ids = index.quarantined_ids(
+                hidden_scope_kinds=hidden_kinds, offset=offset, limit=batch, oldest_first=oldest_first
+            )
             chunk, read = records_by_id(alias, realm, ids), len(ids)
         else:
             chunk = [decode_record(realm, row) for row in queryset[offset : offset + batch]]

@@ -155,11 +155,14 @@ class RealmIndex:
         """Every (scope_kind, scope_key) that holds at least one record."""
         return self.conn.execute("SELECT DISTINCT scope_kind, scope_key FROM holdings WHERE records > 0").fetchall()
 
-    def quarantined_ids(self, *, hidden_scope_kinds: Sequence[str], offset: int, limit: int) -> list[str]:
+    def quarantined_ids(
+        self, *, hidden_scope_kinds: Sequence[str], offset: int, limit: int, oldest_first: bool = False
+    ) -> list[str]:
         where, args = _where(IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds)))
+        direction = "ASC" if oldest_first else "DESC"
         sql = (
             f"SELECT memory_id FROM entries WHERE {' AND '.join(where)}"
-            " ORDER BY created_at_ms DESC, memory_id DESC LIMIT ? OFFSET ?"
+            f" ORDER BY created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?"
         )
         return [row[0] for row in self.conn.execute(sql, [*args, limit, offset])]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -48,39 +49,64 @@ def _moment(ms: Any) -> datetime | None:
         return None  # a hand-edited timestamp beyond datetime's range: shown raw, never a 500
 
 
+def _span(seconds: int) -> str | None:
+    """A duration in its largest whole unit ("3 d", "5 min"); None under a minute."""
+    return next((f"{seconds // span} {unit}" for span, unit in _SPANS if seconds >= span), None)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def relative_ms(ms: int, *, now_ms: int | None = None) -> str:
     """How long ago ``ms`` was, coarsely: "just now", "5 min ago", "3 d ago", "in 2 h"."""
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    seconds = (now_ms - ms) // 1000
-    ahead = seconds < 0
-    seconds = abs(seconds)
-    for span, unit in _SPANS:
-        if seconds >= span:
-            amount = f"{seconds // span} {unit}"
-            return f"in {amount}" if ahead else f"{amount} ago"
-    return "just now"
+    seconds = ((_now_ms() if now_ms is None else now_ms) - ms) // 1000
+    amount = _span(abs(seconds))
+    if amount is None:
+        return "just now"
+    return f"in {amount}" if seconds < 0 else f"{amount} ago"
 
 
-@register.simple_tag
-def age(ms: Any) -> SafeString:
-    """A ``<time>`` showing the relative age, with the exact UTC time on hover and for machines."""
+def waited_ms(ms: int, *, now_ms: int | None = None) -> str:
+    """How long something that arrived at ``ms`` has been waiting: "waiting 3 d"."""
+    seconds = max(((_now_ms() if now_ms is None else now_ms) - ms) // 1000, 0)
+    return f"waiting {_span(seconds) or 'under a minute'}"
+
+
+def _time_tag(ms: Any, text: Callable[[int], str]) -> SafeString:
+    """A ``<time>`` showing ``text(ms)``, with the exact UTC time on hover and for machines."""
     moment = _moment(ms)
     if moment is None:
         return format_html('<span class="muted">{}</span>', ms if ms is not None else "—")
     exact = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
     return format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        moment.isoformat(timespec="milliseconds"),
-        exact,
-        relative_ms(ms),
+        '<time datetime="{}" title="{}">{}</time>', moment.isoformat(timespec="milliseconds"), exact, text(ms)
     )
+
+
+@register.simple_tag
+def age(ms: Any) -> SafeString:
+    """The relative age: "3 d ago"."""
+    return _time_tag(ms, relative_ms)
+
+
+@register.simple_tag
+def waited(ms: Any) -> SafeString:
+    """How long a queued row has waited since ``ms``: "waiting 3 d"."""
+    return _time_tag(ms, waited_ms)
 
 
 @register.filter
 def scope_label(row: Any) -> str:
-    """``identity:luka`` style, from any row with ``scope_kind`` and ``scope_key``."""
+    """``identity:luka``, ``mob ops``, ``realm``: from any row with ``scope_kind`` and ``scope_key``.
+
+    An identity's scope key is already the whole identity (``identity:luka``), so it is the label
+    as it stands; prefixing the kind again read "identity identity:luka".
+    """
     kind, key = getattr(row, "scope_kind", ""), getattr(row, "scope_key", "")
-    return kind if kind == "realm" or not key else f"{kind} {key}"
+    if kind == "realm" or not key:
+        return kind
+    return key if key.startswith(f"{kind}:") else f"{kind} {key}"
 
 
 @register.filter

@@ -26,6 +26,7 @@ from memory_panel.selectors import records as record_selectors, search as search
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import panel_realms
 from memory_panel.views.memory import records_query
+from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
 from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
 from memory_panel.wire.results import record_json, search_result_json
@@ -56,7 +57,7 @@ def records_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
 
 
 def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
-    asked = records_query(request.GET.dict())
+    asked = records_query(request.GET.dict(), realm=chosen_realm(request))
     query = asked.query
     rows = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors import knowledge
-from memory_panel.store.realms import realm_names
 from memory_panel.views.render import panel_view, render_page, section
-from memory_panel.wire.params import parse_realm
+from memory_panel.views.realm_choice import chosen_realm
 from mobkit_console.access.caller import Access
 
 
@@ -18,7 +17,7 @@ def _text_param(request: HttpRequest, name: str) -> str | None:
 
 @panel_view
 def knowledge_page(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     lens = section(
         knowledge.knowledge_lens,
         access=access,
@@ -26,5 +25,5 @@ def knowledge_page(request: HttpRequest, access: Access) -> HttpResponse:
         identity=_text_param(request, "identity"),
         mob=_text_param(request, "mob"),
     )
-    context = {"realm": realm, "realm_choices": realm_names(), "active_tab": "knowledge", "lens": lens}
+    context = {"realm": realm, "lens": lens}
     return render_page(request, "memory_panel/knowledge/page.html", "memory_panel/knowledge/_knowledge.html", context)

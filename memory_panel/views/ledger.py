@@ -15,7 +15,7 @@ from memory_panel.errors import PanelError
 from memory_panel.selectors.ledger import SUPPORTED_STORES, ledger_health, ledger_overview, parse_ledger_filters
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.selectors.recall import parse_recall_request, recall_preview
-from memory_panel.store.realms import realm_names
+from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import http_status, panel_view, render_page
 from memory_panel.visibility import may_read_ledger
 from mobkit_console.access.caller import Access
@@ -57,11 +57,12 @@ def ledger_health_fragment(request: HttpRequest, access: Access) -> HttpResponse
 
 @panel_view
 def recall(request: HttpRequest, access: Access) -> HttpResponse:
-    given = _given(request, ("identity", "query_text", "realm", "max_entries"))
-    context: dict = {"form": given, "realms": realm_names()}
+    given = _given(request, ("identity", "query_text", "max_entries"))
+    realm = chosen_realm(request)  # the header's realm choice; none: the realm holding the identity
+    context: dict = {"form": given, "realm": realm}
     status = 200
     if "identity" in given:
-        params: dict = dict(given)
+        params: dict = {**given, "realm": realm}
         if given.get("max_entries", "").isdigit():
             params["max_entries"] = int(given["max_entries"])
         try:

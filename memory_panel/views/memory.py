@@ -14,8 +14,9 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.urls import reverse
+from django_htmx.http import push_url, replace_url
 
 from memory_panel.cursor import parse_cursor, parse_search_cursor, parse_utility_cursor
 from memory_panel.errors import InvalidParams
@@ -27,8 +28,9 @@ from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
-from memory_panel.store.realms import realm_names
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS
+from memory_panel.templatetags.panel_format import records_url
+from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import Section, panel_view, render_page, section
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
@@ -48,7 +50,10 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort")
+# The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
+RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort")
+# A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
+SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
 
 
@@ -59,14 +64,9 @@ def parse_sort(raw: str | None) -> str:
     return value
 
 
-def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
-    context.setdefault("realm_choices", realm_names())
-    return render_page(request, full, fragment, context)
-
-
-def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:
+def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "limit") -> int:
     # Query strings carry text; the RPC's rule (a non-negative integer, clamped) applies to its value.
-    raw = query.get("limit", "").strip()
+    raw = query.get(name, "").strip()
     return parse_limit(int(raw) if raw.isascii() and raw.isdigit() else None, default=default, maximum=maximum)
 
 
@@ -76,7 +76,7 @@ def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:
 
 @panel_view
 def holdings(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     overview = section(holdings_selectors.scope_holdings, access=access, realm=realm)
     context = {
         "realm": realm,
@@ -86,7 +86,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
         **_holdings_footer(access, realm),
     }
-    return _page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
+    return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
 
 
 def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[str, list]]:
@@ -135,8 +135,7 @@ class RecordsQuery:
     identity: IdentityChoice
 
 
-def records_query(params: dict[str, str]) -> RecordsQuery:
-    realm = parse_realm(params.get("realm"))
+def records_query(params: dict[str, str], *, realm: str | None) -> RecordsQuery:
     identity = identity_choice(realm=realm, typed=param_str(params, "identity"))
     if identity.typed is not None:  # docs/search.md §8: "luka" read as "identity:luka"
         params = {**params, "identity": identity.identity}
@@ -148,19 +147,30 @@ def records_query(params: dict[str, str]) -> RecordsQuery:
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
-    asked = records_query(params)
+    asked = records_query(params, realm=chosen_realm(request))
     realm, filters, query = asked.realm, asked.filters, asked.query
     sort = parse_sort(params.get("sort"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    read_page, cursor = _records_reader(params, asked, sort)
-    page = section(read_page, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
+    # ``shown``: the rows already on screen (docs/daily-use.md §2). A first page re-renders that many,
+    # so a reload or Back after "load more" shows the same rows; a cursor page counts on from it.
+    shown = _query_limit(request.GET, default=0, maximum=SHOWN_MAX, name="shown")
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    if realm is not None:
+        state["realm"] = realm
+    if not request.htmx and any(not value.strip() for value in request.GET.values()):
+        # A plain form submit sends every field: the URL leaves the empty ones out.
+        kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
+        return HttpResponseRedirect(records_url(**state, **kept))
+    read_page, cursor = _records_reader(params, asked, sort)
+    fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
+    page = section(read_page, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)
     # docs/panel-tabs.md §3: grouped by scope only when nothing is filtered and the sort is recency.
     grouped = sort == "recency" and not set(state) - {"limit", "sort"}
     if grouped and page.data is not None:
         page.data.records.sort(key=lambda r: (SCOPE_ORDER.get(r.scope_kind, len(SCOPE_ORDER)), r.realm, r.scope_key))
-    shown = _shown_before(request.GET) if cursor is not None else 0
+    before = shown if cursor is not None else 0
     rows = page.data.records if page.data else []
+    on_screen = before + len(rows)
     context = {
         "realm": realm,
         "page": page,
@@ -169,9 +179,9 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "claimants": record_selectors.list_claimant_ids(records=rows),
         "state": state,
         "count": section(counts.record_count, access=access, realm=realm, filters=filters, query=query),
-        "first_shown": shown + 1,
-        "last_shown": shown + len(rows),
-        "more_url": _more_url(state, page, shown + len(rows)),
+        "first_shown": before + 1,
+        "last_shown": on_screen,
+        "more_url": _more_url(state, page, on_screen),
         "continued": cursor is not None,
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "identity": asked.identity,
@@ -182,7 +192,13 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
     fragment = "memory_panel/records/_rows.html" if cursor is not None else "memory_panel/records/_results.html"
-    return _page(request, "memory_panel/records/list.html", fragment, context)
+    response = render_page(request, "memory_panel/records/list.html", fragment, context)
+    if request.htmx and not request.htmx.history_restore_request:
+        # Filters and how far the list was loaded, so Back, Forward and reload show these rows. A
+        # filter is a step in history; "load more" is not, so it rewrites the current entry.
+        set_url = replace_url if cursor is not None else push_url
+        set_url(response, records_url(**state, shown=on_screen if on_screen > limit else None))
+    return response
 
 
 def _records_reader(params: dict[str, str], asked: RecordsQuery, sort: str) -> tuple[Callable[..., Any], Any]:
@@ -197,21 +213,15 @@ def _records_reader(params: dict[str, str], asked: RecordsQuery, sort: str) -> t
     return record_selectors.record_list, parse_cursor(params.get("cursor"))
 
 
-def _shown_before(query: QueryDict) -> int:
-    # How many rows earlier pages showed, for "51–100 of 1,284"; carried by "load more" links.
-    raw = query.get("shown", "").strip()
-    return int(raw) if raw.isascii() and raw.isdigit() else 0
-
-
 def _query_string(state: dict[str, str]) -> str:
     exported = {name: value for name, value in state.items() if name not in ("limit", "cursor")}
     return "?" + urlencode(exported) if exported else ""
 
 
-def _more_url(state: dict[str, str], page: Section, shown: int) -> str | None:
+def _more_url(state: dict[str, str], page: Section, on_screen: int) -> str | None:
     if page.data is None or page.data.next_cursor is None:
         return None
-    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode(), "shown": shown})
+    return "?" + urlencode({**state, "shown": on_screen, "cursor": page.data.next_cursor.encode()})
 
 
 @panel_view
@@ -227,7 +237,7 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
         # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
         "diff": _version_diff(access, bio.realm, request.GET.get("diff", "").strip()),
     }
-    return _page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
+    return render_page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
 
 
 def _version_diff(access: Access, realm: str, memory_id: str) -> Section | None:
@@ -242,15 +252,26 @@ def _version_diff(access: Access, realm: str, memory_id: str) -> Section | None:
 
 @panel_view
 def quarantine(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    context = {
-        "realm": realm,
+    order = quarantine_selectors.parse_queue_order(request.GET.get("order"))
+    context = {"realm": realm, **quarantine_context(access=access, realm=realm, limit=limit, order=order)}
+    return render_page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
+
+
+def quarantine_context(*, access: Access, realm: str | None, limit: int, order: str) -> dict[str, Any]:
+    """What ``_quarantine.html`` shows, on the Quarantine page and in Pipeline's queue section."""
+    queue = section(
+        quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit, order=order, with_previews=True
+    )
+    rows = [(r, queue.data.previews.get((r.realm, r.id), "")) for r in queue.data.records] if queue.data else []
+    return {
         "limit": limit,
-        "queue": section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit),
+        "order": order,
+        "queue": queue,
+        "rows": rows,
         "count": section(counts.quarantine_count, access=access, realm=realm),
     }
-    return _page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
 
 
 @dataclass(frozen=True)
@@ -265,7 +286,7 @@ class DreamCard:
 
 @panel_view
 def dreams(request: HttpRequest, access: Access) -> HttpResponse:
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     limit = _query_limit(request.GET, default=LISTS_DEFAULT_LIMIT, maximum=LISTS_MAX_LIMIT)
     history = section(dream_selectors.dream_history, access=access, realm=realm, limit=limit)
     sheets = section(dream_selectors.dream_runs, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
@@ -276,7 +297,7 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
         "history": history,
         "cards": [_dream_card(run, by_run.get((run.realm, run.run_id))) for run in (history.data or ([], []))[0]],
     }
-    return _page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
+    return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 
 
 def _dream_card(run: DreamSummary, sheet: DreamRunRow | None) -> DreamCard:

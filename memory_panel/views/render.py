@@ -77,8 +77,13 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
             except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
                 raise store_failed(failure) from failure
         except PanelError as error:
-            status = http_status(error)
-            context = {"error": error, "denied": isinstance(error, AccessDenied), "status": status}
-            return render(request, "memory_panel/error.html", context, status=status)
+            return error_page(request, error)
 
     return login_required(require_safe(vary_on_headers("HX-Request")(wrapper)))
+
+
+def error_page(request: HttpRequest, error: PanelError) -> HttpResponse:
+    """A domain error as the console's own page, with the status ``HTTP_STATUS`` gives it."""
+    status = http_status(error)
+    context = {"error": error, "denied": isinstance(error, AccessDenied), "status": status}
+    return render(request, "memory_panel/error.html", context, status=status)

@@ -6,9 +6,8 @@ from django.http import HttpRequest, HttpResponse
 
 from memory_panel.errors import NotFound
 from memory_panel.selectors import tiles as tile_selectors
-from memory_panel.store.realms import realm_names
 from memory_panel.views.render import panel_view, render_page
-from memory_panel.wire.params import parse_realm
+from memory_panel.views.realm_choice import chosen_realm
 from mobkit_console.access.caller import Access
 
 # The evidence page lists this many records; the count above it is the full number.
@@ -19,17 +18,15 @@ EVIDENCE_PAGE = 200
 def tile_evidence(request: HttpRequest, access: Access, tile: str) -> HttpResponse:
     if tile not in tile_selectors.TILE_IDS:
         raise NotFound(f"unknown verdict tile '{tile}' (expected one of {', '.join(tile_selectors.TILE_IDS)})")
-    realm = parse_realm(request.GET.get("realm"))
+    realm = chosen_realm(request)
     found = {t.id: t for t in tile_selectors.verdict_tiles(access=access, realm=realm)}[tile]
     rows, total = tile_selectors.tile_evidence(access=access, realm=realm, tile=tile, limit=EVIDENCE_PAGE)
     context = {
         "realm": realm,
-        "realm_choices": realm_names(),
         "tile": found,
         "label": found.label,
         "rule": tile_selectors.RULES[tile],
         "rows": rows,
         "total": total,
-        "active_tab": "holdings",
     }
     return render_page(request, "memory_panel/tiles/evidence.html", "memory_panel/tiles/_evidence.html", context)

@@ -87,10 +87,10 @@ class Browser:
     def assert_clean(self) -> None:
         assert self.problems.messages == [], self.problems.messages
 
-    def screenshot(self, name: str) -> None:
+    def screenshot(self, name: str, *, full_page: bool = True) -> None:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         width = self.page.viewport_size["width"] if self.page.viewport_size else 0
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=True)
+        self.page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=full_page)
 
 
 @pytest.fixture
@@ -106,12 +106,12 @@ def browser_for(live_server) -> Iterator[Callable[..., Browser]]:
 
     started = []
 
-    def open_page(*, width: int = 1280, height: int = 900) -> Browser:
+    def open_page(*, width: int = 1280, height: int = 900, color_scheme: str = "light") -> Browser:
         if not started:
             playwright = sync_playwright().start()
             started.append(playwright)
             started.append(playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS))
-        context = started[1].new_context(viewport={"width": width, "height": height})
+        context = started[1].new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
         page = context.new_page()
         problems = Problems()
         page.on("console", problems.console)

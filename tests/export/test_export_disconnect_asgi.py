@@ -41,7 +41,8 @@ def wait_for(predicate, timeout_s: float = 15) -> bool:
 def test_disconnect_mid_stream_closes_the_walk(tmp_path):
     state = tmp_path / "state"
     (state / "console").mkdir(parents=True)
-    env = deployment_env(state, MOBKIT_REALM_INDEX_MIN_ROWS="1000000")  # no index build opening the file
+    # No index build and no embedded realm follower: only the export may open the realm file here.
+    env = deployment_env(state, MOBKIT_REALM_INDEX_MIN_ROWS="1000000", MOBKIT_TIMELINE_FOLLOW_REALMS="0")
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo", "--realm", "default", "--records", "20000")
     token = manage(env, "mobkit_token", "exporter").strip().splitlines()[-1]

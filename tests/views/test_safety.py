@@ -48,7 +48,7 @@ def test_hostile_text_reaches_every_section_escaped(client_for, hostile):
     assert f"Prefers window seats &lt;script&gt;alert(1)&lt;/script&gt; {escaped_attr}</h1>" in page
     assert f"Window seats on short flights. &lt;script&gt;alert(1)&lt;/script&gt; {escaped_attr}" in page
     assert '<span class="chip">&lt;script&gt;alert(1)&lt;/script&gt;</span>' in page  # the tag
-    assert "identity identity:luka&lt;script&gt;" in page  # the identity in the scope chip
+    assert "identity:luka&lt;script&gt;" in page  # the identity in the scope chip
     assert f"session-1 &lt;script&gt;alert(1)&lt;/script&gt; {escaped_attr}</code>" in page  # evidence
 
 

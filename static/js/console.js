@@ -1,0 +1,120 @@
+// Console comforts for every page, from 'self' because the CSP forbids inline scripts:
+// keyboard shortcuts for the lists (docs/daily-use.md §5) and the header's realm switcher.
+// Without this script every page still works: links, forms and the switcher's button.
+(function () {
+  "use strict";
+
+  // The rows j/k move through: Records rows and the quarantine queue's cards.
+  var ITEMS = "tr.record-row, li.queue-item";
+
+  function typing(target) {
+    return target instanceof HTMLElement &&
+      (target.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName));
+  }
+
+  function items() {
+    return Array.prototype.slice.call(document.querySelectorAll(ITEMS));
+  }
+
+  function currentIndex(list) {
+    var active = document.activeElement;
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].classList.contains("is-current") || list[i].contains(active)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  // Moving focuses the row's first link, so Enter opens it and the focus ring shows where it is.
+  function move(step) {
+    var list = items();
+    if (!list.length) {
+      return;
+    }
+    var at = currentIndex(list);
+    var next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
+    list.forEach(function (item) { item.classList.remove("is-current"); });
+    list[next].classList.add("is-current");
+    var link = list[next].querySelector("a[href]");
+    if (link) {
+      link.focus();
+      link.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  // "/" goes to the page's search box, else the first control of its filter form.
+  function focusSearch() {
+    var target = document.querySelector("main input[type=search]") ||
+      document.querySelector("main form.filters input, main form.filters select, main form input, main form select");
+    if (target) {
+      target.focus();
+      return true;
+    }
+    return false;
+  }
+
+  function shortcutsDialog() {
+    return document.getElementById("shortcuts");
+  }
+
+  function toggleShortcuts() {
+    var dialog = shortcutsDialog();
+    if (!dialog || typeof dialog.showModal !== "function") {
+      return;
+    }
+    if (dialog.open) {
+      dialog.close();
+    } else {
+      dialog.showModal();
+    }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) {
+      return;
+    }
+    if (typing(event.target)) {
+      // Esc leaves the field "/" went to, so the list's keys work again without the mouse.
+      if (event.key === "Escape" && event.target.closest("form.filters")) {
+        event.target.blur();
+      }
+      return;
+    }
+    var dialog = shortcutsDialog();
+    if (dialog && dialog.open && event.key !== "?") {
+      return; // the dialog is modal: only Esc (native) and "?" act while it is open
+    }
+    if (event.key === "/") {
+      if (focusSearch()) {
+        event.preventDefault();
+      }
+    } else if (event.key === "j") {
+      move(1);
+    } else if (event.key === "k") {
+      move(-1);
+    } else if (event.key === "?") {
+      event.preventDefault();
+      toggleShortcuts();
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var button = document.querySelector("[data-shortcuts-open]");
+    if (button && shortcutsDialog()) {
+      button.hidden = false;
+      button.addEventListener("click", toggleShortcuts);
+    }
+    // The realm switcher returns to the page as it is now: htmx may have pushed a newer URL
+    // than the one the header was rendered for. (It does not submit on change: arrowing
+    // through a closed select would leave the page at every step.)
+    document.querySelectorAll("form[data-realm-switch]").forEach(function (form) {
+      var next = form.querySelector("input[name=next]");
+      form.addEventListener("submit", function () {
+        if (next) {
+          next.value = window.location.pathname + window.location.search;
+        }
+      });
+    });
+  });
+})();
