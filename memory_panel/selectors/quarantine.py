@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory_panel.errors import UnknownRealm
 from memory_panel.models import PendingPromotion
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, records_by_id
-from memory_panel.visibility import hidden_scope_kinds, record_visible, require_review, scope_visible
+from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
 
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
@@ -43,23 +42,25 @@ def quarantine_queue(*, access: Access, realm: str | None, limit: int) -> Quaran
     realms = panel_realms(realm)
     records: list[MemoryRecord] = []
     promotions: list[PendingPromotionRow] = []
+    read: list[str] = []
     for name in realms:
-        try:
+        with realm_read(name, alone=realm is not None):
             alias = realm_alias(name)
-        except UnknownRealm:
-            continue
-        # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
-        records.extend(_visible_quarantined(access, alias, name, limit))
-        promotions.extend(
-            PendingPromotionRow(realm=name, **row)
-            for row in PendingPromotion.objects.using(alias)
-            .filter(status="pending")
-            .order_by("created_at_ms", "pending_id")
-            .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
-            if scope_visible(access, row["scope_kind"], row["scope_key"])
-        )
+            # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
+            queued = _visible_quarantined(access, alias, name, limit)
+            gated = [
+                PendingPromotionRow(realm=name, **row)
+                for row in PendingPromotion.objects.using(alias)
+                .filter(status="pending")
+                .order_by("created_at_ms", "pending_id")
+                .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
+                if promotion_visible(access, row["scope_kind"], row["scope_key"])
+            ]
+            records += queued
+            promotions += gated
+            read.append(name)
     records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=True)
-    return QuarantineQueue(records[:limit], promotions, realms)
+    return QuarantineQueue(records[:limit], promotions, read)
 
 
 def _visible_quarantined(access: Access, alias: str, realm: str, limit: int) -> list[MemoryRecord]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from memory_panel import conf
 
-from memory_panel.cursor import Cursor, keyset_predicate
+from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
 
 logger = logging.getLogger("memory_panel.store.realm_index")
@@ -70,7 +70,7 @@ _INDEXES = (
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
 )
 _ENTRY_COLUMNS = (
-    "memory_id, updated_at_ms, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
+    f"memory_id, {ORDER_MS}, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
     " LENGTH(body), kind, trust"
 )
 _STEWARD_AUDIT = (
@@ -188,7 +188,20 @@ _local = threading.local()
 
 
 def realm_index(realm: str) -> RealmIndex | None:
-    """The realm's index caught up with the file, or None: then read the realm directly."""
+    """The realm's index caught up with the file, or None: then read the realm directly.
+
+    A realm file truncated or overwritten in place (or an index file that is) cannot be caught
+    up with: that is "no index", never an error here. The direct read that follows then reports
+    the realm itself, which an all-realm page skips (docs/realm-failures.md §1).
+    """
+    try:
+        return _ready_index(realm)
+    except sqlite3.DatabaseError as error:
+        logger.warning("no index for realm %r: %s", realm, error)
+        return None
+
+
+def _ready_index(realm: str) -> RealmIndex | None:
     if not realm_exists(realm):
         return None
     path = realm_path(realm)

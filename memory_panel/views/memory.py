@@ -32,6 +32,7 @@ from memory_panel.wire.params import (
     parse_limit,
     parse_realm,
     parse_trust,
+    query_uint,
     record_filter,
 )
 from memory_panel.wire.results import record_json
@@ -48,8 +49,7 @@ def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any
 
 def _query_limit(query: QueryDict, *, default: int, maximum: int) -> int:
     # Query strings carry text; the RPC's rule (a non-negative integer, clamped) applies to its value.
-    raw = query.get("limit", "").strip()
-    return parse_limit(int(raw) if raw.isascii() and raw.isdigit() else None, default=default, maximum=maximum)
+    return parse_limit(query_uint(query.get("limit", "")), default=default, maximum=maximum)
 
 
 # ---------------------------------------------------------------------------------------------
