@@ -138,7 +138,7 @@ def _index_chunk(
     decode a screenful of other agents' rows per visible one). The key batch doubles while
     scopes hide most of it.
     """
-    ids: list[str] = []
+    keys: dict[str, int] = {}
     position = after
     batch = size
     while True:
@@ -148,13 +148,23 @@ def _index_chunk(
             entries = index.page_entries(query, position, batch)
         for updated_at_ms, memory_id, scope_kind, scope_key in entries:
             if scope_ok(scope_kind, scope_key):
-                ids.append(memory_id)
-                if len(ids) == size:  # stop at this entry: the next chunk starts right after it
-                    return records_by_id(alias, realm, ids), Cursor(updated_at_ms, memory_id)
+                keys[memory_id] = updated_at_ms
+                if len(keys) == size:  # stop at this entry: the next chunk starts right after it
+                    return _rows_in_place(alias, realm, keys), Cursor(updated_at_ms, memory_id)
         if len(entries) < batch:
-            return records_by_id(alias, realm, ids), None
+            return _rows_in_place(alias, realm, keys), None
         position = Cursor(*entries[-1][:2])
         batch = min(batch * 2, INDEX_BATCH_MAX)
+
+
+def _rows_in_place(alias: str, realm: str, keys: dict[str, int]) -> list[MemoryRecord]:
+    """The rows at the index positions, leaving out any a write moved since the index caught up.
+
+    The row is read after its position, so the runtime may have superseded or forgotten it in
+    between: it now belongs higher up, where the next request's index lists it. Shown here it
+    would break the page's order, and a cursor taken after it would restart the walk.
+    """
+    return [record for record in records_by_id(alias, realm, list(keys)) if record.updated_at_ms == keys[record.id]]
 
 
 # Up to this many readable scopes, a page seeks each scope's run of the index and merges them.

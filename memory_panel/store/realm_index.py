@@ -267,6 +267,9 @@ def _generation_connection(path: Path) -> sqlite3.Connection:
         for stale in [k for k in cache if Path(k).parent == path.parent]:
             cache.pop(stale).close()
         conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
+        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
+        conn.execute("PRAGMA synchronous=NORMAL")
         cache[key] = conn
     return conn
 
@@ -432,6 +435,9 @@ def build(realm: str) -> Path | None:
             for statement in _INDEXES:
                 out.execute(statement)
             _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
+            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
+            # neither waits for the other (the file records the mode, so it holds after the rename).
+            out.execute("PRAGMA journal_mode=WAL")
         finally:
             out.close()
         os.replace(partial, target)

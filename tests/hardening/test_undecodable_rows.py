@@ -118,3 +118,41 @@ def test_a_cursor_walk_returns_a_row_with_a_bad_updated_at_ms_exactly_once(realm
 
 def _other_ids(client) -> list[str]:
     return [row["id"] for row in rpc(client, "mobkit/memory/panel/records", {"realm": "other"})["result"]["records"]]
+
+
+def test_a_row_moved_after_the_index_caught_up_is_left_to_the_next_request(realm_writer, settings, monkeypatch):
+    """Index positions are read before the rows: a row superseded in between must not break the order."""
+    from memory_panel.cursor import Cursor
+    from memory_panel.selectors import records as records_selector
+    from memory_panel.store.realm_index import realm_index
+    from memory_panel.wire.params import RecordFilter
+    from mobkit_console.access.caller import Access
+
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
+    settings.MOBKIT_REALM_INDEX_BACKGROUND = False
+    writer = realm_writer("default")
+    ids = []
+    for n in range(6):
+        writer.clock.advance(1000)
+        ids.append(writer.remember(identity_scope("default", LUKA), f"Fact {n}", f"Body {n}"))
+    realm_index("default")  # builds the first generation
+    caught_up = realm_index("default")
+    assert caught_up is not None
+    writer.clock.advance(1000)
+    successor = writer.supersede(ids[1], "Fact 1 v2", "Body 1 v2")  # ids[1] moves to the top
+    monkeypatch.setattr(records_selector, "realm_index", lambda realm: caught_up)
+
+    open_access = Access(subject="ops", groups=frozenset(), enforced=False, is_admin=False)
+    seen: list[tuple[int, str]] = []
+    cursor: Cursor | None = None
+    while True:
+        page = records_selector.record_list(
+            access=open_access, realm="default", filters=RecordFilter(), limit=2, cursor=cursor
+        )
+        seen += [(r.updated_at_ms, r.id) for r in page.records]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == sorted(seen, reverse=True) and len(set(seen)) == len(seen)
+    assert [memory_id for _, memory_id in seen] == [ids[5], ids[4], ids[3], ids[2], ids[0]]
+    assert successor not in {memory_id for _, memory_id in seen}  # the stale index has not seen it yet
