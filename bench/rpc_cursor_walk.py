@@ -7,7 +7,7 @@ the median and p95 per-page time of the first and the last 100 pages.
 
     .venv/bin/python bench/rpc_cursor_walk.py [--records N] [--limit L] [--direct]
 
-A keyset cursor (spec memory-store §5.1) seeks the (updated_at_ms, memory_id) position instead of
+A keyset cursor (docs/store-format.md §5.1) seeks the (updated_at_ms, memory_id) position instead of
 skipping rows, so the last pages should cost about what the first ones do: a ratio near 1. The
 realm file has no index for that order, so by default the console's own realm index
 (memory_panel/realm_index.py) is built first, outside the timed walk; ``--direct`` turns it off

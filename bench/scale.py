@@ -7,7 +7,7 @@ One process answers the same requests four ways, so the ratios compare like with
 - the console, through its real endpoints (``POST /console/rpc`` and ``GET /console/memory/…`` via
   Django's test client with a signed-in user, the full middleware stack, realm connections closed
   after each request as a production request closes them);
-- MobKit's own query (spec memory-store §5.1, §5.4, §5.6) on a plain read-only sqlite3
+- MobKit's own query (docs/store-format.md §5.1, §5.4, §5.6) on a plain read-only sqlite3
   connection to the same file;
 - Datasette serving the same file read-only (``?mode=ro``), in-process through its ASGI app.
 
@@ -53,7 +53,7 @@ subjects = ["{READER}"]
 actions = ["agent.view", "agent.memory.read"]
 agents = ["{IDENTITY}"]
 """
-# spec memory-store §5.1, §5.4, §5.6: the statements MobKit runs, verbatim in shape.
+# docs/store-format.md §5.1, §5.4, §5.6: the statements MobKit runs, verbatim in shape.
 MOBKIT_RECORDS = (
     "SELECT {columns} FROM records{where} ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?"
 )
@@ -204,7 +204,7 @@ def build_cases(index_conn: sqlite3.Connection) -> list[Case]:
         cases.append(Case(f"{label}, identity filter", {"identity": IDENTITY}, identity_where, cursor, "admin"))
     for label, fraction in DEPTHS:
         # Depth among the rows this reader may see; the reader sends no filter (MobKit then runs
-        # the unfiltered query and drops the rows the caller may not see, spec §5.1).
+        # the unfiltered query and drops the rows the caller may not see, docs/store-format.md §5.1).
         cursor = depth_cursor(index_conn, identity_where, fraction)
         cases.append(Case(f"{label}, scoped reader", {}, {}, cursor, "scoped"))
     return cases
@@ -269,7 +269,7 @@ class MobKitQueries:
     def __init__(self, realm_file: Path) -> None:
         self.conn = sqlite3.connect(f"file:{quote(str(realm_file))}?mode=ro", uri=True)
         columns = [row[1] for row in self.conn.execute("PRAGMA table_info(records)") if row[1] != "body"]
-        # List rows: every column but body, plus its UTF-8 byte length (spec §5 "list rows").
+        # List rows: every column but body, plus its UTF-8 byte length (docs/store-format.md §5 "list rows").
         self.columns = ", ".join(columns) + ", LENGTH(CAST(body AS BLOB)) AS body_bytes"
 
     def records(self, case: Case) -> list[str]:

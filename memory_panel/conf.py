@@ -17,7 +17,7 @@ def persistent_state() -> Path:
 
 
 def agent_memory_root() -> Path:
-    """Where realm files live: ``<agent-memory>/<encoded realm>.sqlite3`` (docs/store-format.md §1)."""
+    """Where realm files live: ``<agent-memory>/<encoded realm>.sqlite3`` (docs/store-format.md §1.1)."""
     configured = getattr(settings, "MOBKIT_AGENT_MEMORY_ROOT", None)
     return Path(configured) if configured else persistent_state() / "agent-memory"
 

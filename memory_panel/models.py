@@ -1,4 +1,4 @@
-"""Unmanaged models mirroring MobKit's realm tables (spec memory-store §1.3), column for column.
+"""Unmanaged models mirroring MobKit's realm tables (docs/store-format.md §1.3), column for column.
 
 The runtime owns these tables: ``managed = False`` everywhere, and the router refuses migrations
 on realm aliases. Read them with ``.using(realm_alias(name))``. JSON columns stay TEXT here;
@@ -91,7 +91,7 @@ class Injection(models.Model):
 
 
 class PendingHarvest(models.Model):
-    # spec memory-store §1.3: the key is (identity, retired_at_ms).
+    # docs/store-format.md §1.3: the key is (identity, retired_at_ms).
     pk = models.CompositePrimaryKey("identity", "retired_at_ms")
     identity = models.TextField()
     session_key = models.TextField(null=True)
@@ -134,7 +134,7 @@ class DreamRun(models.Model):
 
 
 class DreamAuditVerdict(models.Model):
-    pk = models.CompositePrimaryKey("run_id", "record_id")  # spec memory-store §1.3
+    pk = models.CompositePrimaryKey("run_id", "record_id")  # docs/store-format.md §1.3
     run_id = models.TextField()
     record_id = models.TextField()
     verdict = models.TextField()

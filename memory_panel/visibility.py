@@ -134,7 +134,7 @@ def can_read_realm_history(access: Access) -> bool:
 
 
 def may_read_ledger(access: Access) -> bool:
-    """The operational ledger is realm-less: an unscoped ``agent.memory.read`` (docs/runtime-surfaces.md §1)."""
+    """The operational ledger is realm-less: an unscoped ``agent.memory.read`` (docs/runtime-surfaces.md §1.1)."""
     return access.allows(AGENT_READ)
 
 

@@ -25,7 +25,7 @@ _TABS = {
 
 
 def memory_nav(access: Access) -> dict[str, bool]:
-    """Which Memory tabs the caller sees (spec console-panel-and-access §5: can_read gates the
+    """Which Memory tabs the caller sees (docs/ui.md §5: can_read gates the
     Memory entries, can_review_quarantine the quarantine section)."""
     return {"can_read": can_read_memory(access), "can_review_quarantine": can_review_quarantine(access)}
 

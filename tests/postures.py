@@ -1,4 +1,4 @@
-"""MobKit's illustrative access postures (spec console-panel-and-access §2.6) as access.toml text.
+"""MobKit's illustrative access postures (docs/access.md §2.6) as access.toml text.
 
 Shared by the access-engine tests and the RPC tests, so both judge the same files.
 """

@@ -1,4 +1,4 @@
-"""CONTRACT "HTTP routes": every HTML route answers htmx with its fragment, anyone else with the page."""
+"""docs/wire-contract.md §C.2: every HTML route answers htmx with its fragment, anyone else with the page."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,24 +66,10 @@ def supersede_chain(*, access: Access, realm: str, memory_id: str, max_len: int 
     if start is None:
         return []
     seen = {start.id}
-    ancestors: list[MemoryRecord] = []
-    node = start
-    while node.supersedes and len(ancestors) + 1 < max_len:
-        prior = load(node.supersedes)
-        if prior is None or prior.id in seen:
-            break
-        seen.add(prior.id)
-        ancestors.append(prior)
-        node = prior
-    chain = [*reversed(ancestors), start]
-    tip = start
-    while tip.status == "superseded" and tip.status_detail and len(chain) < max_len:
-        successor = load(tip.status_detail)
-        if successor is None or successor.id in seen:
-            break
-        seen.add(successor.id)
-        chain.append(successor)
-        tip = successor
+    ancestors = _follow(load, start.supersedes, _prior_id, seen, budget=max_len - 1)
+    successors = _follow(load, _successor_id(start), _successor_id, seen, budget=max_len - 1 - len(ancestors))
+    chain = [*reversed(ancestors), start, *successors]
+    tip = chain[-1]
     # Uncommitted claimants: rows pointing at the tip that the tip does not name as its successor.
     index = realm_index(realm)
     if index is not None:
@@ -91,6 +78,35 @@ def supersede_chain(*, access: Access, realm: str, memory_id: str, max_len: int 
         claimants = [decode_record(realm, row) for row in rows.filter(supersedes=tip.id).order_by("created_at_ms", "memory_id")]
     chain += [c for c in claimants if c.id not in seen][: max(0, max_len - len(chain))]
     return [link for link in chain if record_visible(access, link)]
+
+
+def _prior_id(record: MemoryRecord) -> str | None:
+    return record.supersedes
+
+
+def _successor_id(record: MemoryRecord) -> str | None:
+    return record.status_detail if record.status == "superseded" else None
+
+
+def _follow(
+    load: Callable[[str], MemoryRecord | None],
+    first_id: str | None,
+    next_id: Callable[[MemoryRecord], str | None],
+    seen: set[str],
+    *,
+    budget: int,
+) -> list[MemoryRecord]:
+    """Links reached one step at a time from ``first_id``; a missing row or a loop ends the walk."""
+    links: list[MemoryRecord] = []
+    link_id = first_id
+    while link_id and len(links) < budget:
+        link = load(link_id)
+        if link is None or link.id in seen:
+            break
+        seen.add(link.id)
+        links.append(link)
+        link_id = next_id(link)
+    return links
 
 
 def claimant_ids(chain: list[MemoryRecord]) -> set[str]:

@@ -33,7 +33,7 @@ class DreamSummary:
 
 
 def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamSummary], list[str]]:
-    """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (spec §5.4)."""
+    """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (docs/store-format.md §5.4)."""
     require_realm_history(access)
     runs, realms = realm_rows(realm, lambda name: _realm_dreams(name, limit))
     runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)

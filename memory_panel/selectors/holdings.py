@@ -58,7 +58,7 @@ def _realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHold
         if status == "quarantined" and not with_quarantined:
             continue
         bucket = counts.setdefault((scope_kind, scope_key), {"body_bytes": 0})
-        # spec §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
+        # docs/store-format.md §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
         key = status if status in ("active", "quarantined", "superseded", "tombstoned") else "active"
         bucket[key] = bucket.get(key, 0) + count
         bucket["body_bytes"] += body_chars

@@ -1,4 +1,4 @@
-"""The injection ledger: which record was put in front of which identity, when (docs/store-format.md §2)."""
+"""The injection ledger: which record was put in front of which identity, when (docs/store-format.md §1.3, §5.2)."""
 
 from __future__ import annotations
 

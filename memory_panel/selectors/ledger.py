@@ -1,4 +1,4 @@
-"""The operational assertion/conflict ledger, read from MobKit's state file (spec memory-runtime §1).
+"""The operational assertion/conflict ledger, read from MobKit's state file (docs/runtime-surfaces.md §1).
 
 MobKit loads ``memory-ledger-state.json`` once at boot and owns it afterwards; the console only
 reads it, and re-reads it whenever the file is replaced (MobKit writes a sibling ``.tmp`` and
@@ -22,10 +22,10 @@ from memory_panel.visibility import require_ledger
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
 
-# spec §1.1: the fixed store order; the names are labels only.
+# docs/runtime-surfaces.md §1.1: the fixed store order; the names are labels only.
 SUPPORTED_STORES = ("knowledge_graph", "vector", "timeline", "todo", "top_of_mind")
 DEFAULT_STORE = "knowledge_graph"
-# spec §1.2: the oldest assertions beyond this are evicted, at index time and at load.
+# docs/runtime-surfaces.md §1.2: the oldest assertions beyond this are evicted, at index time and at load.
 ASSERTIONS_MAX_RETAINED = 4096
 STATE_FILE_NAME = "memory-ledger-state.json"
 LEGACY_STATE_FILE_NAME = "elephant-memory-state.json"
@@ -63,7 +63,7 @@ class LedgerFilters:
 
 
 def canonical_token(value: str) -> str:
-    """spec §1.1: trim, then ASCII-lowercase (non-ASCII letters keep their case)."""
+    """docs/runtime-surfaces.md §1.1: trim, then ASCII-lowercase (non-ASCII letters keep their case)."""
     return value.strip().translate(_ASCII_LOWER)
 
 
@@ -73,7 +73,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 def ledger_state_path() -> tuple[Path, bool]:
     """The file MobKit's local_json backend uses, and whether it is the adopted legacy file.
 
-    spec §1.6: the legacy elephant file is used as-is (not renamed) only when the new one is absent.
+    docs/runtime-surfaces.md §1.6: the legacy elephant file is used as-is (not renamed) only when the new one is absent.
     """
     root = conf.persistent_state()
     current = root / STATE_FILE_NAME
@@ -93,7 +93,7 @@ def ledger_state() -> LedgerState:
     try:
         stat = path.stat()
     except FileNotFoundError:
-        # spec §1.6: a missing file loads as empty state.
+        # docs/runtime-surfaces.md §1.6: a missing file loads as empty state.
         return LedgerState(path, False, adopted, (), ())
     key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
@@ -142,7 +142,7 @@ def _parse_state(path: Path, raw: bytes) -> tuple[tuple[dict, ...], tuple[dict, 
 def _list_field(path: Path, document: dict[str, Any], name: str) -> list[Any]:
     value = document.get(name)
     if value is None and name not in document:
-        return []  # spec §1.6: both keys default to [] on load
+        return []  # docs/runtime-surfaces.md §1.6: both keys default to [] on load
     if not isinstance(value, list):
         raise LedgerUnreadable(path, f"'{name}' must be an array")
     return value
@@ -178,7 +178,7 @@ def _canonical_row(path: Path, where: str, row: Any) -> tuple[str, str, str] | N
     topic = canonical_token(_required(path, where, row, "topic", "string"))
     store = canonical_token(_required(path, where, row, "store", "string"))
     if not entity or not topic or store not in SUPPORTED_STORES:
-        return None  # spec §1.6: rows failing normalization are dropped silently
+        return None  # docs/runtime-surfaces.md §1.6: rows failing normalization are dropped silently
     return entity, topic, store
 
 
@@ -227,7 +227,7 @@ def parse_ledger_filters(params: dict[str, Any]) -> LedgerFilters:
     topic = _filter_token(params, "topic", "topic filter must be a string")
     store = None
     if params.get("store") is not None:
-        # spec §1.3: the store is validated exactly as in mobkit/memory/index (§1.2).
+        # docs/runtime-surfaces.md §1.3: the store is validated exactly as in mobkit/memory/index (§1.2).
         raw = params["store"]
         store = canonical_token(raw) if isinstance(raw, str) else ""
         if not store:
@@ -236,7 +236,7 @@ def parse_ledger_filters(params: dict[str, Any]) -> LedgerFilters:
             raise InvalidParams(
                 f"store '{store}' is unsupported (allowed: {', '.join(SUPPORTED_STORES)})"
             )
-    # spec §1.3 open question 1: MobKit's parse of a non-string `query` is unknown; the console
+    # docs/runtime-surfaces.md §1.3, open question 1: MobKit's parse of a non-string `query` is unknown; the console
     # refuses it with the same wording as the other filters rather than ignoring it.
     query = _filter_token(params, "query", "query filter must be a string")
     return LedgerFilters(entity=entity, topic=topic, store=store, query=query)
@@ -248,7 +248,7 @@ def _filter_token(params: dict[str, Any], name: str, message: str) -> str | None
         return None
     if not isinstance(value, str):
         raise InvalidParams(message)
-    return canonical_token(value) or None  # spec §1.3: an empty filter means no filter
+    return canonical_token(value) or None  # docs/runtime-surfaces.md §1.3: an empty filter means no filter
 
 
 def ledger_read(*, access: Access) -> LedgerState:
@@ -263,12 +263,12 @@ def ledger_read(*, access: Access) -> LedgerState:
 
 
 def ledger_query(*, access: Access, filters: LedgerFilters) -> dict[str, list[dict[str, Any]]]:
-    """``mobkit/memory/query``'s result (spec §1.3)."""
+    """``mobkit/memory/query``'s result (docs/runtime-surfaces.md §1.3)."""
     return _filtered(ledger_read(access=access), filters)
 
 
 def ledger_stores(*, access: Access) -> list[dict[str, Any]]:
-    """``mobkit/memory/stores``'s ``stores`` list (spec §1.4)."""
+    """``mobkit/memory/stores``'s ``stores`` list (docs/runtime-surfaces.md §1.4)."""
     return _store_counts(ledger_read(access=access))
 
 
@@ -295,14 +295,14 @@ def ledger_overview(*, access: Access, filters: LedgerFilters) -> LedgerOverview
         stores=_store_counts(state),
         assertions=shown["assertions"],
         conflicts=shown["conflicts"],
-        # spec §1.2 conflict_active: a conflict blocks its (entity, topic) in every store, so the
+        # docs/runtime-surfaces.md §1.2 conflict_active: a conflict blocks its (entity, topic) in every store, so the
         # whole ledger counts here, not only the conflicts the filters leave on the page.
         blocked=frozenset((row["entity"], row["topic"]) for row in state.conflicts),
     )
 
 
 def _filtered(state: LedgerState, filters: LedgerFilters) -> dict[str, list[dict[str, Any]]]:
-    """Exact filters first, then the substring ``query`` (spec §1.3); file order is kept."""
+    """Exact filters first, then the substring ``query`` (docs/runtime-surfaces.md §1.3); file order is kept."""
     return {
         "assertions": [row for row in state.assertions if _matches(row, filters, row["fact"])],
         "conflicts": [row for row in state.conflicts if _matches(row, filters, row["reason"] or "")],
@@ -328,7 +328,7 @@ def _store_counts(state: LedgerState) -> list[dict[str, Any]]:
     return [{"store": store, "record_count": counts[store]} for store in SUPPORTED_STORES]
 
 
-# spec §1.7: MobKit's health check, byte for byte: a raw HTTP/1.1 GET with 2 s timeouts.
+# docs/runtime-surfaces.md §1.7: MobKit's health check, byte for byte: a raw HTTP/1.1 GET with 2 s timeouts.
 HEALTHCHECK_TIMEOUT_SECONDS = 2.0
 
 

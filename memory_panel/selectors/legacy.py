@@ -1,4 +1,4 @@
-"""Legacy markdown memory files waiting for import, listed per (realm, identity) (docs/runtime-surfaces.md §2)."""
+"""Legacy markdown memory files waiting for import, listed per (realm, identity) (docs/runtime-surfaces.md §3.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The quarantine queue and the promotions waiting at the gate (docs/store-format.md §4, §5.5)."""
+"""The quarantine queue and the promotions waiting at the gate (docs/store-format.md §5.3, §5.5)."""
 
 from __future__ import annotations
 

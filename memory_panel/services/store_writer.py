@@ -1,9 +1,9 @@
 """The store writer: the one service in this project that writes MobKit realm files.
 
-The console itself never writes a realm (CONTRACT.md). This module exists so tests, benchmarks and
+The console itself never writes a realm (docs/wire-contract.md §C.5). This module exists so tests, benchmarks and
 ``seed_demo`` can produce files that look exactly like the ones the MobKit runtime writes: the same
 DDL, pragmas, ids, content hashes, JSON encodings and per-op audit rows
-(spec memory-store §1–§4 and §7). It uses plain ``sqlite3`` on purpose: the Django ORM would add
+(docs/store-format.md §1–§4 and §7). It uses plain ``sqlite3`` on purpose: the Django ORM would add
 its own quoting and typing between us and the bytes we must match.
 
 Values use MobKit's own JSON shapes as plain dicts, built with the small helpers below:
@@ -58,7 +58,7 @@ INJECTION_SURFACES = ("build", "turn")
 PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 PROMOTION_RESOLUTIONS = ("committed", "denied", "expired")
 
-# spec memory-store §8
+# docs/store-format.md §8
 TITLE_MAX_BYTES = 200
 DESCRIPTION_MAX_BYTES = 400
 BODY_MAX_BYTES = 65_536
@@ -82,7 +82,7 @@ class StoreWriteError(ValueError):
 
 
 class ReviewRefused(StoreWriteError):
-    """A quarantine review refusal (spec memory-store §7.4); ``reason`` is MobKit's refusal word."""
+    """A quarantine review refusal (docs/store-format.md §7.4); ``reason`` is MobKit's refusal word."""
 
     def __init__(self, reason: str, message: str, **data: Any) -> None:
         super().__init__(f"{reason}: {message}")
@@ -91,7 +91,7 @@ class ReviewRefused(StoreWriteError):
 
 
 # --------------------------------------------------------------------------------------------
-# Encodings, hashes, ids (spec memory-store §2, §4.4)
+# Encodings, hashes, ids (docs/store-format.md §2, §4.4)
 # --------------------------------------------------------------------------------------------
 
 
@@ -298,7 +298,7 @@ def usage_stats_json(stats: dict[str, Any]) -> str:
 EMPTY_USAGE = usage_stats_json({})
 
 # Known secret classes of MobKit's chokepoint (§7.1). MobKit's own regexes are unpublished
-# (spec open question 7); these catch the documented example triggers.
+# (docs/store-format.md, open question 7); these catch the documented example triggers.
 _SECRET_PATTERNS = (
     ("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}\b")),
@@ -320,7 +320,7 @@ def secret_class(*texts: str) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Schema (spec memory-store §1.3)
+# Schema (docs/store-format.md §1.3)
 # --------------------------------------------------------------------------------------------
 
 
@@ -570,7 +570,7 @@ class StoreWriter:
                direct: bool) -> Receipt:
         self._check_batch_shape(staged, direct=direct)
         if gate_reason is not None and staged["author"].get("author") not in LLM_AUTHORS:
-            raise StoreWriteError("the write gate never quarantines a non-LLM author (spec §7.2)")
+            raise StoreWriteError("the write gate never quarantines a non-LLM author (docs/store-format.md §7.2)")
 
         def run(now: int) -> list[str]:
             ids = self._apply_ops(staged, gate_reason, token, now, direct=direct)
@@ -641,7 +641,7 @@ class StoreWriter:
                 if tier not in TRUST_TIERS:
                     raise StoreWriteError(f"{where}: unknown trust tier '{tier}'")
                 # §7.1: operator/application never through a staged batch; direct surfaces only
-                # for non-LLM principals (memory-runtime §5).
+                # for non-LLM principals (docs/runtime-surfaces.md §5).
                 if tier in ("application", "operator") and (llm or not direct):
                     raise StoreWriteError(f"{where}: trust '{tier}' cannot be assigned by this write")
                 if llm and TRUST_TIERS.index(tier) > TRUST_TIERS.index("agent_observed"):
@@ -1005,7 +1005,7 @@ class StoreWriter:
 
     def _next_pending_id(self) -> str:
         # The gating engine numbers actions, audits and pendings from one counter
-        # (memory-runtime §7: "gate-action-NNNNNN"); a pending uses the same shape.
+        # (docs/runtime-surfaces.md §7: "gate-action-NNNNNN"); a pending uses the same shape.
         count = self.conn.execute("SELECT COUNT(*) FROM pending_promotions").fetchone()[0]
         return f"gate-pending-{count + 1:06d}"
 
@@ -1207,7 +1207,7 @@ DREAM_VERDICT_KEYS = (
 
 
 def validate_record(record: dict[str, Any]) -> None:
-    """The per-record limits of spec memory-store §8."""
+    """The per-record limits of docs/store-format.md §8."""
     if record.get("kind") not in MEMORY_KINDS:
         raise StoreWriteError(f"unknown memory kind '{record.get('kind')}'")
     title, body = record.get("title", ""), record.get("body", "")

@@ -1,8 +1,8 @@
-"""MobKit's legacy markdown hot store, read as "not yet imported" memory (spec memory-runtime §3).
+"""MobKit's legacy markdown hot store, read as "not yet imported" memory (docs/runtime-surfaces.md §3).
 
 Newer MobKit refuses ``store:"markdown"`` and imports ``<agent-memory>/<enc realm>/<enc identity>.md``
 into the realm's SQLite file when the realm is opened, renaming each file ``.md.imported`` (or
-``.md.import-failed``) afterwards (spec memory-store §9). Until then those records exist only in
+``.md.import-failed``) afterwards (docs/store-format.md §9). Until then those records exist only in
 the markdown files, so the console parses them with MobKit's own rules and shows them separately.
 """
 
@@ -18,7 +18,7 @@ FILE_BANNER = "# MobKit Agent Memory\n\n"
 METADATA_PREFIX = "<!-- mobkit-agent-memory "
 METADATA_SUFFIX = " -->"
 END_MARKER = "<!-- /mobkit-agent-memory -->"
-# spec §3.4: reading a file larger than the retention cap fails, and so does recall over it.
+# docs/runtime-surfaces.md §3.4: reading a file larger than the retention cap fails, and so does recall over it.
 READ_CAP_BYTES = 8 * 1024 * 1024
 READ_CAP_MESSAGE = f"agent memory file exceeds bundled retention cap of {READ_CAP_BYTES} bytes"
 
@@ -69,7 +69,7 @@ def escape_body_line(line: str) -> str:
 
 
 def unescape_body_line(line: str) -> str:
-    # spec §3.2: one leading backslash goes only when what follows is structural.
+    # docs/runtime-surfaces.md §3.2: one leading backslash goes only when what follows is structural.
     if line.startswith("\\") and is_structural_line(line[1:]):
         return line[1:]
     return line
@@ -118,7 +118,7 @@ def _parse_metadata(line: str) -> dict[str, Any] | None:
 
 
 def parse_markdown(text: str) -> ParsedMarkdown:
-    """Records in file order, MobKit's parser rules (spec memory-runtime §3.3)."""
+    """Records in file order, MobKit's parser rules (docs/runtime-surfaces.md §3.3)."""
     records: list[LegacyRecord] = []
     skipped = 0
     title: str | None = None
@@ -177,7 +177,7 @@ def read_markdown_file(path: Path) -> ParsedMarkdown:
 
 
 def is_agent_identity(value: str) -> bool:
-    """spec memory-runtime §2: non-empty, no whitespace, no '/'; colons are fine."""
+    """docs/runtime-surfaces.md §2: non-empty, no whitespace, no '/'; colons are fine."""
     return bool(value) and "/" not in value and not any(ch.isspace() for ch in value)
 
 

@@ -1,7 +1,7 @@
 """A console-owned index of each realm's ordering keys, so pages cost the same at any depth.
 
 MobKit sorts records pages by ``updated_at_ms, memory_id`` and its store has no index for that
-order (spec memory-store §1.3), so every page is a scan of the whole table. The realm file is the
+order (docs/store-format.md §1.3), so every page is a scan of the whole table. The realm file is the
 runtime's and may not be given an index, so the console keeps its own, in its own storage:
 
 - one SQLite file per realm and *generation* under ``<persistent_state>/console/realm-index/``,

@@ -2,7 +2,7 @@
 
 Realm files belong to the MobKit runtime. Every connection made here is a SQLite ``mode=ro`` URI
 with ``PRAGMA query_only``, so no code path in the console can create, migrate, lock for write or
-delete anything in them (spec memory-store §1).
+delete anything in them (docs/store-format.md §1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed values decoded from the TEXT columns of a ``records`` row (spec memory-store §2–§3).
+"""Typed values decoded from the TEXT columns of a ``records`` row (docs/store-format.md §2–§3).
 
 The store invites hand edits, so every JSON column decodes defensively: a value that does not
 parse, or parses to the wrong shape, becomes the column's default and the column's name is added
@@ -111,7 +111,7 @@ def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
     provenance = _decode_provenance(row.get("provenance"), bad)
     usage = _decode_usage(row.get("usage_stats"), bad)
     status_kind = text("status_kind")
-    status = status_kind if status_kind in STATUS_KINDS else "active"  # spec §3
+    status = status_kind if status_kind in STATUS_KINDS else "active"  # docs/store-format.md §3
     body = text("body", nullable=True) if "body" in row else None
     body_bytes = len(body.encode("utf-8")) if body is not None else _int_value(row.get("body_bytes"), 0)
     return MemoryRecord(
@@ -193,7 +193,7 @@ def _decode_provenance(text: Any, bad) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(author, dict) or "author" not in author:
         bad("provenance")
         return {"evidence": [], "author": {"author": "unknown"}}
-    evidence = value.get("evidence", [])  # spec §2: readers accept a missing evidence list
+    evidence = value.get("evidence", [])  # docs/store-format.md §2: readers accept a missing evidence list
     if not isinstance(evidence, list) or not all(isinstance(ref, dict) for ref in evidence):
         bad("provenance")
         evidence = []
@@ -207,7 +207,7 @@ def _decode_provenance(text: Any, bad) -> dict[str, Any]:
 def _decode_usage(text: Any, bad) -> dict[str, int]:
     value = parse_json_text(text)
     if not isinstance(value, dict):
-        bad("usage_stats")  # spec §2: bad JSON reads as the default counters
+        bad("usage_stats")  # docs/store-format.md §2: bad JSON reads as the default counters
         value = {}
     usage: dict[str, int] = {}
     for count_key, last_key in USAGE_KEYS:

@@ -1,7 +1,7 @@
-"""The Memory panel pages (spec console-panel-and-access §4): parse → selectors → render.
+"""The Memory panel pages (docs/ui.md §4): parse → selectors → render.
 
 A plain request gets the whole page; an HX-Request gets only the block HTMX swaps; a history
-restore gets the whole page again (CONTRACT "HTTP routes"). Query parameters are parsed by the
+restore gets the whole page again (docs/wire-contract.md §C.2). Query parameters are parsed by the
 same wire functions as the RPC params, so the page and ``mobkit/memory/panel/*`` agree.
 """
 
@@ -38,7 +38,7 @@ from memory_panel.wire.params import (
 from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
-# The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md, HTTP routes).
+# The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
 
 
@@ -79,7 +79,7 @@ def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[
 def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
     dreams = section(dream_selectors.dream_history, access=access, realm=realm, limit=1)
     proposals = section(pending.pending_proposals, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
-    # The queue count is shown to reviewers only (spec §4 Holdings footer); others see no number.
+    # The queue count is shown to reviewers only (docs/ui.md §4 Holdings footer); others see no number.
     queue = (
         section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=RECORDS_MAX_LIMIT)
         if can_review_quarantine(access)

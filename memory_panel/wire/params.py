@@ -1,7 +1,7 @@
 """MobKit's panel params in one place: limits, filters, cursors, realm names.
 
 Both the JSON-RPC methods and the HTML views go through these functions, so a filter, limit or
-cursor means the same thing on every surface (spec memory-store §5, console-panel-and-access §1).
+cursor means the same thing on every surface (docs/store-format.md §5, docs/wire-contract.md §1).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from memory_panel.errors import InvalidParams, UnknownRealm
 from memory_panel.store.realms import realm_exists
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 
-# spec console-panel-and-access §1.2
+# docs/wire-contract.md §1.2
 RECORDS_DEFAULT_LIMIT = 50
 RECORDS_MAX_LIMIT = 200
 CHAIN_MAX = 32
@@ -49,7 +49,7 @@ def param_str(params: dict[str, Any], name: str) -> str | None:
 
 
 def parse_limit(raw: Any, *, default: int, maximum: int) -> int:
-    """spec §1.2: a JSON unsigned integer clamped to [1, max]; anything else is the default."""
+    """docs/wire-contract.md §1.2: a JSON unsigned integer clamped to [1, max]; anything else is the default."""
     # MobKit reads the value with serde's as_u64: a bool, a float or anything past u64 is not one.
     if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < 2**64:
         return default
@@ -68,34 +68,29 @@ def query_uint(raw: str) -> int | None:
     return 2**64 if len(text.lstrip("0")) > 20 else int(text)
 
 
+def _one_of(name: str, raw: Any, allowed: tuple[str, ...]) -> str | None:
+    value = param_str({name: raw}, name)
+    if value is not None and value not in allowed:
+        raise InvalidParams(f"unknown {name} '{value}'")
+    return value
+
+
 def parse_scope(raw: Any) -> str | None:
-    scope = param_str({"scope": raw}, "scope")
-    if scope is not None and scope not in SCOPE_KINDS:
-        raise InvalidParams(f"unknown scope '{scope}'")
-    return scope
+    return _one_of("scope", raw, SCOPE_KINDS)
 
 
 def parse_status(raw: Any) -> str | None:
-    status = param_str({"status": raw}, "status")
-    if status is not None and status not in STATUS_KINDS:
-        raise InvalidParams(f"unknown status '{status}'")
-    return status
+    return _one_of("status", raw, STATUS_KINDS)
 
 
 def parse_kind(raw: Any) -> str | None:
     """A memory kind filter (console extension: MobKit's panel filters kind client-side)."""
-    kind = param_str({"kind": raw}, "kind")
-    if kind is not None and kind not in MEMORY_KINDS:
-        raise InvalidParams(f"unknown kind '{kind}'")
-    return kind
+    return _one_of("kind", raw, MEMORY_KINDS)
 
 
 def parse_trust(raw: Any) -> str | None:
     """A trust tier filter (console extension, as ``parse_kind``)."""
-    trust = param_str({"trust": raw}, "trust")
-    if trust is not None and trust not in TRUST_TIERS:
-        raise InvalidParams(f"unknown trust '{trust}'")
-    return trust
+    return _one_of("trust", raw, TRUST_TIERS)
 
 
 def parse_realm(raw: Any) -> str | None:
@@ -107,7 +102,7 @@ def parse_realm(raw: Any) -> str | None:
 
 
 def record_filter(params: dict[str, Any]) -> RecordFilter:
-    """spec §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
+    """docs/wire-contract.md §1.2 (a): ``identity`` implies scope identity and that scope key unless they are given."""
     scope = parse_scope(params.get("scope"))
     status = parse_status(params.get("status"))
     identity = param_str(params, "identity")

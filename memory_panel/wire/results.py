@@ -53,7 +53,7 @@ def record_json(record: MemoryRecord, *, with_body: bool) -> dict[str, Any]:
     out["usage"] = record.usage
     out["ever_quarantined"] = record.ever_quarantined
     if with_body:
-        # The newest MobKit console adds the hash quarantine/decide needs (spec §1.2 (b)).
+        # The newest MobKit console adds the hash quarantine/decide needs (docs/wire-contract.md §1.2 (b)).
         out["content_hash"] = record.content_hash
     if record.malformed:
         out["malformed_columns"] = list(record.malformed)
@@ -70,90 +70,57 @@ def injection_json(row: InjectionRow, *, with_realm: bool) -> dict[str, Any]:
     return out
 
 
+def _fields(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The named attributes in wire order; a renamed selector field fails here, loudly."""
+    return {name: getattr(row, name) for name in names}
+
+
+PENDING_PROMOTION_FIELDS = (
+    "realm", "pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms",
+)
+SCOPE_HOLDINGS_FIELDS = (
+    "realm", "scope_kind", "scope_key", "active", "quarantined", "superseded", "tombstoned", "body_bytes",
+    "floor_pressure",
+)
+DREAM_SUMMARY_FIELDS = (
+    "realm", "run_id", "first_op_at_ms", "last_op_at_ms", "ops", "op_kinds", "quarantined_ops", "memory_ids",
+    "rationales",
+)
+PROPOSAL_FIELDS = (
+    "realm", "proposal_id", "scope_kind", "scope_key", "title", "kind", "author", "status", "created_at_ms",
+    "tainted",
+)
+HARVEST_FIELDS = ("realm", "identity", "session_key", "cause", "retired_at_ms")
+DREAM_RUN_FIELDS = ("realm", "run_id", "partition", "started_at_ms", "completed_at_ms", "ops_committed", "detail")
+AUDIT_VERDICT_FIELDS = ("realm", "run_id", "record_id", "verdict", "rationale", "created_at_ms")
+
+
 def pending_promotion_json(row: PendingPromotionRow) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "pending_id": row.pending_id,
-        "record_id": row.record_id,
-        "scope_kind": row.scope_kind,
-        "scope_key": row.scope_key,
-        "rationale": row.rationale,
-        "status": row.status,
-        "created_at_ms": row.created_at_ms,
-    }
+    return _fields(row, PENDING_PROMOTION_FIELDS)
 
 
 def scope_holdings_json(row: ScopeHoldings) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "scope_kind": row.scope_kind,
-        "scope_key": row.scope_key,
-        "active": row.active,
-        "quarantined": row.quarantined,
-        "superseded": row.superseded,
-        "tombstoned": row.tombstoned,
-        "body_bytes": row.body_bytes,
-        "floor_pressure": row.floor_pressure,
-    }
+    return _fields(row, SCOPE_HOLDINGS_FIELDS)
 
 
 def dream_summary_json(run: DreamSummary) -> dict[str, Any]:
-    return {
-        "realm": run.realm,
-        "run_id": run.run_id,
-        "first_op_at_ms": run.first_op_at_ms,
-        "last_op_at_ms": run.last_op_at_ms,
-        "ops": run.ops,
-        "op_kinds": dict(run.op_kinds),
-        "quarantined_ops": run.quarantined_ops,
-        "memory_ids": list(run.memory_ids),
-        "rationales": list(run.rationales),
-    }
+    out = _fields(run, DREAM_SUMMARY_FIELDS)
+    # A copy: the summary is built incrementally and must not share its lists with a response.
+    out.update(op_kinds=dict(run.op_kinds), memory_ids=list(run.memory_ids), rationales=list(run.rationales))
+    return out
 
 
 def proposal_json(row: ProposalRow) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "proposal_id": row.proposal_id,
-        "scope_kind": row.scope_kind,
-        "scope_key": row.scope_key,
-        "title": row.title,
-        "kind": row.kind,
-        "author": row.author,
-        "status": row.status,
-        "created_at_ms": row.created_at_ms,
-        "tainted": row.tainted,
-    }
+    return _fields(row, PROPOSAL_FIELDS)
 
 
 def harvest_json(row: HarvestRow) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "identity": row.identity,
-        "session_key": row.session_key,
-        "cause": row.cause,
-        "retired_at_ms": row.retired_at_ms,
-    }
+    return _fields(row, HARVEST_FIELDS)
 
 
 def dream_run_json(row: DreamRunRow) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "run_id": row.run_id,
-        "partition": row.partition,
-        "started_at_ms": row.started_at_ms,
-        "completed_at_ms": row.completed_at_ms,
-        "ops_committed": row.ops_committed,
-        "detail": row.detail,
-    }
+    return _fields(row, DREAM_RUN_FIELDS)
 
 
 def audit_verdict_json(row: AuditVerdictRow) -> dict[str, Any]:
-    return {
-        "realm": row.realm,
-        "run_id": row.run_id,
-        "record_id": row.record_id,
-        "verdict": row.verdict,
-        "rationale": row.rationale,
-        "created_at_ms": row.created_at_ms,
-    }
+    return _fields(row, AUDIT_VERDICT_FIELDS)

@@ -1,4 +1,4 @@
-"""The caller's access: what every view, RPC method, selector and consumer asks (spec §2).
+"""The caller's access: what every view, RPC method, selector and consumer asks (docs/access.md §2).
 
 Build one `Access` per request with `access_for_user(request.user)` and pass it down; it snapshots
 the config in force, so one request is decided by one config even if the file changes meanwhile.
@@ -58,7 +58,7 @@ class Access:
 
 
 def subject_for_user(user: Any) -> str | None:
-    """CONTRACT "Identity of a caller": the email if set, else the username; None when anonymous."""
+    """docs/wire-contract.md §C.1: the email if set, else the username; None when anonymous."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None
     email = (getattr(user, "email", "") or "").strip()
@@ -84,7 +84,7 @@ def access_for_user(user: Any) -> Access:
 
 
 def _can_administer(access: Access) -> bool:
-    # spec §2.6 bootstrap: while disabled with no admins named, anyone may administer; once admins
+    # docs/access.md §2.6 bootstrap: while disabled with no admins named, anyone may administer; once admins
     # exist, only they and access.admin grantees may, whether or not the config is enabled yet.
     if not access.available:
         return False
@@ -98,7 +98,7 @@ def _can_administer(access: Access) -> bool:
 
 
 def access_status(access: Access) -> dict[str, Any]:
-    """The result of `mobkit/access/status` for this caller (spec §2.6)."""
+    """The result of `mobkit/access/status` for this caller (docs/access.md §2.6)."""
     return {
         "available": access.available,
         "enabled": access.enforced,

@@ -1,6 +1,6 @@
 """Loading and live-reloading the operator's `access.toml` (`settings.MOBKIT_ACCESS_CONFIG`).
 
-No setting: access control is disabled and everything is allowed (CONTRACT, spec §2.6). With a
+No setting: access control is disabled and everything is allowed (docs/wire-contract.md, docs/access.md §2.6). With a
 setting, the file must be valid at start-up (`AccessConfig.ready()` refuses to start otherwise).
 While running, an edit applies within a few seconds; an invalid edit or a vanished file keeps the
 last good config and is logged, so a typo never opens or closes the console by accident.
@@ -57,7 +57,7 @@ def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
         raise AccessConfigError(f"access config could not be parsed: {error}") from error
     config, rewritten = normalize_for_memory_actions(parse_access_config(data))
     if rewritten:
-        # spec §2.3: MobKit saves this rewrite back; the console is read-only, so it lives in memory.
+        # docs/access.md §2.3: MobKit saves this rewrite back; the console is read-only, so it lives in memory.
         logger.warning(
             "%s predates the memory read actions: granting agent.memory.read wherever agent.view is "
             "granted (in memory only; write explicit agent.memory.read / mob.memory.read / "
@@ -114,7 +114,7 @@ _watcher_lock = threading.Lock()
 
 def _watcher_for_settings() -> _Watcher | None:
     global _watcher
-    configured = settings.MOBKIT_ACCESS_CONFIG
+    configured = getattr(settings, "MOBKIT_ACCESS_CONFIG", None)  # a host project may not set it
     if configured is None:
         return None
     path = Path(configured)

@@ -1,4 +1,4 @@
-"""MobKit's attribute-based access control, as pure functions (spec console-panel-and-access §2).
+"""MobKit's attribute-based access control, as pure functions (docs/access.md §2).
 
 Config in, decision out: no Django, no I/O, no clock. `config.py` loads the operator's
 `access.toml` into these types and `caller.py` turns a signed-in user into checks against them.

@@ -1,4 +1,4 @@
-"""Bearer-token sign-in for programs: the HTTP half of CONTRACT "Identity of a caller"."""
+"""Bearer-token sign-in for programs: the HTTP half of docs/wire-contract.md §C.1."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mobkit_console.accounts.tokens import user_for_token
 
 
 def token_from_request(request: HttpRequest) -> str | None:
-    """The token a request presents: the Authorization header wins over ``?auth_token=`` (spec §2.7)."""
+    """The token a request presents: the Authorization header wins over ``?auth_token=`` (docs/access.md §2.7)."""
     scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "bearer":
         return credentials.strip()

@@ -1,4 +1,4 @@
-"""API tokens: what programs present instead of a session (CONTRACT "Identity of a caller")."""
+"""API tokens: what programs present instead of a session (docs/wire-contract.md §C.1)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Advertised = Callable[["Access"], bool]
 class RpcMethod:
     name: str
     handler: Handler
-    # Whether mobkit/capabilities lists the method for this caller (spec §1.1 "Advertisement").
+    # Whether mobkit/capabilities lists the method for this caller (docs/wire-contract.md §1.1 "Advertisement").
     advertised: Advertised
 
 

@@ -120,7 +120,7 @@ def _error_body(request_id: Any, error: RpcError) -> dict[str, Any]:
 
 
 def _unauthorized(request_id: Any) -> JsonResponse:
-    # CONTRACT "Identity of a caller" gives this body exactly: no data key, unlike other errors.
+    # docs/wire-contract.md §C.1 gives this body exactly: no data key, unlike other errors.
     error = {"code": INVALID_REQUEST, "message": UNAUTHORIZED}
     return JsonResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status=401)
 

@@ -23,14 +23,14 @@ from .selectors import EventFilter, events_after, latest_event_id, parse_event_i
 from .services import EVENT_MESSAGE_TYPE, TIMELINE_GROUP
 from .visibility import event_visible, visible_to
 
-UNAUTHENTICATED_CLOSE_CODE = 4401  # CONTRACT "Identity of a caller"
+UNAUTHENTICATED_CLOSE_CODE = 4401  # docs/wire-contract.md §C.1
 # Re-read the caller's grants this often, so an access.toml edit reaches open sockets well within
 # the contract's 5 s (the config file itself is re-checked about once a second).
 ACCESS_REFRESH_S = 1.0
 
 
 class EventStreamConsumer(AsyncWebsocketConsumer):
-    keep_alive_interval_s = 10.0  # CONTRACT: a keep-alive at least every 15 s
+    keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -137,7 +137,7 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 
 
 class EventsConsumer(EventStreamConsumer):
-    """``WS /ws/console/events/``: JSON frames (CONTRACT "Timeline")."""
+    """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2)."""
 
     async def send_frame(self, frame: str) -> None:
         await self.send(text_data=frame)

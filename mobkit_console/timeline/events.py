@@ -1,7 +1,7 @@
 """The timeline's vocabulary: which event types exist and how the page ranks them.
 
-MobKit's seventeen ``memory.*`` types come from spec console-panel-and-access §3.2 and memory-store
-§6. The three ``memory.record.*`` lifecycle types below them are the console's own: MobKit's
+MobKit's seventeen ``memory.*`` types come from docs/timeline.md §3.2 and
+docs/store-format.md §6. The three ``memory.record.*`` lifecycle types below them are the console's own: MobKit's
 architecture doc (§9.3) asks for remember/update/forget on the timeline but its sink emits none,
 so the realm watcher reports them from the audit table.
 """
@@ -36,9 +36,9 @@ CONSOLE_EVENT_TYPES = (
 )
 EVENT_TYPES = MOBKIT_EVENT_TYPES + CONSOLE_EVENT_TYPES
 
-SYSTEM_IDENTITY = "_system"  # spec §3.1: realm-level events carry this reserved identity
+SYSTEM_IDENTITY = "_system"  # docs/timeline.md §3.1: realm-level events carry this reserved identity
 
-# The client's Signals rail (spec §3.2): these stand out; taint only when a session became tainted.
+# The client's Signals rail (docs/timeline.md §3.2): these stand out; taint only when a session became tainted.
 _WARNING_TYPES = frozenset(
     {
         "memory.write.quarantined",
@@ -60,7 +60,7 @@ def record_link(data: dict[str, Any]) -> tuple[str, str] | None:
     """(record id, realm) when the event is about one record the biography page can show."""
     record_id, realm = data.get("record_id"), data.get("realm")
     if isinstance(record_id, str) and record_id and isinstance(realm, str) and realm:
-        # A steward direct accept names the proposal id as record_id (memory-store §6): no biography.
+        # A steward direct accept names the proposal id as record_id (docs/store-format.md §6): no biography.
         if not record_id.startswith("prop-"):
             return record_id, realm
     return None

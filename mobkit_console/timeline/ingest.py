@@ -69,7 +69,7 @@ def _event(item: Any, where: str) -> IncomingEvent:
     if len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) > MAX_DATA_BYTES:
         raise IngestError(f"{where}.data: at most {MAX_DATA_BYTES} bytes of JSON")
     if event_type == "memory.quarantine.verdict":
-        # spec §3.4: view-only readers receive verdicts, so they carry no reviewer and no rationale
+        # docs/timeline.md §3.4: view-only readers receive verdicts, so they carry no reviewer and no rationale
         # (which may quote the quarantined text), whatever the pushing runtime put there.
         data = {key: value for key, value in data.items() if key != "reviewer"}
         if "rationale" in data:

@@ -1,4 +1,4 @@
-"""The console's event log and the realm watcher's bookkeeping (CONTRACT "Timeline").
+"""The console's event log and the realm watcher's bookkeeping (docs/timeline.md).
 
 Both live in the console's own database, never in a realm file.
 """
@@ -36,7 +36,7 @@ class TimelineEvent(models.Model):
         return f"{EVENT_ID_PREFIX}{self.seq}"
 
     def envelope(self) -> dict[str, Any]:
-        """MobKit's console identity envelope (spec §3.1): interaction_id omitted when absent."""
+        """MobKit's console identity envelope (docs/timeline.md §3.1): interaction_id omitted when absent."""
         out: dict[str, Any] = {"event_id": self.event_id}
         if self.interaction_id:
             out["interaction_id"] = self.interaction_id

@@ -39,7 +39,7 @@ def _ingest_token_ok(request: HttpRequest, expected: str) -> bool:
 @csrf_exempt
 @require_POST
 async def ingest_events(request: HttpRequest) -> JsonResponse:
-    """CONTRACT ``POST /console/events``: 2xx only once every event in the body is stored."""
+    """docs/timeline.md §T.7 ``POST /console/events``: 2xx only once every event in the body is stored."""
     expected = settings.MOBKIT_INGEST_TOKEN
     if not expected:
         return _error(403, "ingest_disabled", "event ingest is disabled: MOBKIT_INGEST_TOKEN is not set")

@@ -1,7 +1,7 @@
-"""Who receives which timeline event (spec console-panel-and-access §3.4, issue 5).
+"""Who receives which timeline event (docs/timeline.md §3.4, issue 5).
 
 An event needs ``agent.view`` on its identity. ``_system`` is checked as an identity too, so an
-unscoped ``agent.view`` or one with ``agents = ["*"]`` sees it (spec §3.4), while a rule naming other
+unscoped ``agent.view`` or one with ``agents = ["*"]`` sees it (docs/timeline.md §3.4), while a rule naming other
 agents does not. When its data names a record scope, the caller must also be able to read that scope, so a
 terse event can never reveal that a scope the caller cannot read is being written.
 """

@@ -33,7 +33,7 @@ from .services import events_broadcast_sync, events_prune_due, events_store, new
 
 logger = logging.getLogger("mobkit_console.timeline")
 
-AUDIT_PAGE = 5000  # larger than a batch (at most 1024 ops, memory-store §8), so a page ends on a batch
+AUDIT_PAGE = 5000  # larger than a batch (at most 1024 ops, docs/store-format.md §8), so a page ends on a batch
 STARTED_RUNS_KEPT = 256
 LEASE_NAME = "realm-watcher"
 RECORD_EVENT = {"create": "memory.record.remembered", "supersede": "memory.record.updated",
@@ -200,7 +200,7 @@ class _RealmReader:
 
         review = details[0].get("review")
         if isinstance(review, dict):
-            # memory-store §6: record id and verdict only; never the reviewer, rationale or text.
+            # docs/store-format.md §6: record id and verdict only; never the reviewer, rationale or text.
             origin = review.get("origin")
             data = {"record_id": origin, "verdict": review.get("verdict"), **_scope_data(scopes.get(origin))}
             if review.get("successor"):
@@ -209,7 +209,7 @@ class _RealmReader:
             return out
 
         if pending is not None:
-            # The gate approved a staged promotion (memory-store §7.3): its create is the promoted record.
+            # The gate approved a staged promotion (docs/store-format.md §7.3): its create is the promoted record.
             created = next((row[3] for row in rows if row[2] in ("create", "supersede")), None)
             out.append(self._event(mark, f"audit:{first_id}:promoted", "memory.record.promoted", at, {
                 "record_id": created, "source_record_id": pending.record_id,
@@ -220,7 +220,7 @@ class _RealmReader:
 
         quarantined = [(row, detail) for row, detail in zip(rows, details) if detail.get("quarantined")]
         if quarantined:
-            # memory-store §6: one event per quarantined batch.
+            # docs/store-format.md §6: one event per quarantined batch.
             row, detail = quarantined[0]
             out.append(self._event(mark, f"audit:{first_id}:quarantined", "memory.write.quarantined", at, {
                 "author": author_debug(author), "reason": detail["quarantined"],
@@ -290,7 +290,7 @@ class _RealmReader:
                 "SELECT rowid, run_id, started_at_ms, completed_at_ms, ops_committed, detail FROM dream_runs"
                 " WHERE rowid > ? ORDER BY rowid", (mark.last_dream_rowid,)).fetchall():
             if run_id not in mark.started_runs:
-                # A run that committed nothing still started (memory-store §6 emits both).
+                # A run that committed nothing still started (docs/store-format.md §6 emits both).
                 mark.started_runs = (mark.started_runs + [run_id])[-STARTED_RUNS_KEPT:]
                 out.append(self._event(mark, f"run:{run_id}:started", "memory.dream.started", started,
                                        {"run_id": run_id}))

@@ -1,4 +1,4 @@
-"""The pure ABAC engine against MobKit's rules (spec console-panel-and-access §2.2–§2.3)."""
+"""The pure ABAC engine against MobKit's rules (docs/access.md §2.2–§2.3)."""
 
 from __future__ import annotations
 

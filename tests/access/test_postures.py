@@ -1,4 +1,4 @@
-"""MobKit's illustrative postures (spec §2.6) as real access.toml files, checked through `Access`."""
+"""MobKit's illustrative postures (docs/access.md §2.6) as real access.toml files, checked through `Access`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.postures import HEADER, POSTURES, REVIEWER, ROOT, SCOUT
 READER = "reader@example.test"
 
 LEAD = "identity:lead"
-# (action, identity) pairs the memory panel asks (spec §2.4); None is a resource-less check.
+# (action, identity) pairs the memory panel asks (docs/access.md §2.4); None is a resource-less check.
 CHECKS = [
     ("agent.view", SCOUT),
     ("agent.memory.read", SCOUT),
@@ -83,7 +83,7 @@ def test_admin_is_allowed_everything_in_every_posture(access_toml, posture):
     [("reader", True, False), ("scoped", True, False), ("none", False, False), ("reviewer", True, False)],
 )
 def test_may_perform_anywhere_matches_the_experience_table(access_toml, posture, can_read, can_review):
-    # spec §5: a rule scoped to one agent still shows the Memory nav; an explicit deny hides it.
+    # docs/ui.md §5: a rule scoped to one agent still shows the Memory nav; an explicit deny hides it.
     access_toml(POSTURES[posture])
     access = access_for_subject(READER)
     reads = ("agent.memory.read", "mob.memory.read", "operator.memory.read")

@@ -1,4 +1,4 @@
-"""Ledger state files as MobKit writes them (spec memory-runtime §1.5–1.6)."""
+"""Ledger state files as MobKit writes them (docs/runtime-surfaces.md §1.5–1.6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MobKit's ledger health check (spec memory-runtime §1.7) against real local sockets."""
+"""MobKit's ledger health check (docs/runtime-surfaces.md §1.7) against real local sockets."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_2xx_is_healthy_and_the_request_is_mobkits_raw_get(serve):
     health = ledger_health(endpoint=f"http://127.0.0.1:{server.port}/base/")
     assert health.healthy and health.message == "HTTP 204"
     assert health.url == f"http://127.0.0.1:{server.port}/base/v1/health"
-    # the Host header carries no port (spec §1.7 step 3)
+    # the Host header carries no port (docs/runtime-surfaces.md §1.7 step 3)
     assert server.requests == [b"GET /base/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"]
 
 

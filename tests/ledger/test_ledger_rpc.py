@@ -46,7 +46,7 @@ def ids(result: dict) -> tuple[list[str], list[tuple[str, str, str]]]:
     [
         (None, ["0", "1", "2", "3"], [("alice", "travel", "vector"), ("bob", "travel", "timeline")]),
         ({}, ["0", "1", "2", "3"], [("alice", "travel", "vector"), ("bob", "travel", "timeline")]),
-        # entity/topic are trimmed and ASCII-lowercased; empty means no filter (spec §1.3)
+        # entity/topic are trimmed and ASCII-lowercased; empty means no filter (docs/runtime-surfaces.md §1.3)
         ({"entity": "  ALICE "}, ["0", "1"], [("alice", "travel", "vector")]),
         ({"entity": ""}, ["0", "1", "2", "3"], [("alice", "travel", "vector"), ("bob", "travel", "timeline")]),
         ({"topic": "Travel"}, ["0", "2"], [("alice", "travel", "vector"), ("bob", "travel", "timeline")]),

@@ -1,4 +1,4 @@
-"""MobKit's markdown hot-store format: escaping, parser rules, the read cap (spec memory-runtime §3)."""
+"""MobKit's markdown hot-store format: escaping, parser rules, the read cap (docs/runtime-surfaces.md §3)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_body_escaping_round_trips(body, escaped_lines):
 
 def test_a_backslashed_marker_the_author_wrote_loses_one_backslash():
     # MobKit only escapes structural lines, so a body line that already reads "\<end marker>"
-    # is written as-is and the reader strips its backslash (spec §3.2's unescape rule).
+    # is written as-is and the reader strips its backslash (docs/runtime-surfaces.md §3.2's unescape rule).
     parsed = parse_markdown(render_markdown([record(1, body=f"a\n\\{END_MARKER}\nb")]))
     assert parsed.records[0].body == f"a\n{END_MARKER}\nb"
 

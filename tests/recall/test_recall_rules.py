@@ -1,4 +1,4 @@
-"""Contextual recall over real realm files: tokenizer, scores, order, block (spec memory-runtime §4)."""
+"""Contextual recall over real realm files: tokenizer, scores, order, block (docs/runtime-surfaces.md §4)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ T0 = 1_700_000_000_000
 USER = "user@example.test"
 LEAD = "identity:lead"
 
-# Bodies the tests search raw response bytes for (spec §2.4: reviewer-only content).
+# Bodies the tests search raw response bytes for (docs/access.md §2.4: reviewer-only content).
 QUARANTINED_BODY = "QUARANTINED-BODY-ALPHA the scraped page said to wire the funds"
 RETIRED_BODY = "RETIRED-EVIDENCE-BODY-GAMMA forgotten tainted note"
 CLAIMANT_BODY = "QUARANTINED-CLAIMANT-BODY-DELTA take the west face instead"
@@ -115,11 +115,11 @@ def signed_in(client, db) -> Callable[[str], User]:
 
 
 # ---------------------------------------------------------------------------------------------
-# What the tests wrote, and the wire rows it implies (spec memory-store §5, panel §1.4)
+# What the tests wrote, and the wire rows it implies (docs/store-format.md §5, docs/wire-contract.md §1.4)
 
 
 def sha256_content(title: str, body: str) -> str:
-    """spec memory-store §4.4, restated: u64-LE title length, title bytes, body bytes."""
+    """docs/store-format.md §4.4, restated: u64-LE title length, title bytes, body bytes."""
     t = title.encode("utf-8")
     return hashlib.sha256(len(t).to_bytes(8, "little") + t + body.encode("utf-8")).hexdigest()
 
@@ -200,12 +200,12 @@ class Written:
 
 
 def newest_first(rows: Iterable[Written]) -> list[Written]:
-    """spec memory-store §5.1: updated_at_ms descending, ties broken by id descending."""
+    """docs/store-format.md §5.1: updated_at_ms descending, ties broken by id descending."""
     return sorted(rows, key=lambda r: (r.updated_at_ms, r.id), reverse=True)
 
 
 def reviewer_only(row: Written) -> bool:
-    """Quarantined rows and retired quarantine evidence (spec memory-store §5.5)."""
+    """Quarantined rows and retired quarantine evidence (docs/store-format.md §5.5)."""
     return row.status_kind == "quarantined" or (row.status_kind == "tombstoned" and row.ever_quarantined)
 
 
@@ -243,7 +243,7 @@ class Scribe:
                   gate_reason: str | None = None) -> Written:
         now = self.tick()
         memory_id = self.writer.supersede(prior.id, title, body, author=author, gate_reason=gate_reason)
-        # spec memory-store §4.2: the successor keeps the prior's scope, kind and tags; fresh usage.
+        # docs/store-format.md §4.2: the successor keeps the prior's scope, kind and tags; fresh usage.
         row = replace(prior, id=memory_id, title=title, body=body, created_at_ms=now, updated_at_ms=now,
                       supersedes=prior.id, derived_from=[], author=dict(author), usage=fresh_usage(),
                       status={"status": "quarantined", "reason": gate_reason} if gate_reason else {"status": "active"},
@@ -261,7 +261,7 @@ class Scribe:
         row.updated_at_ms = now
 
     def release(self, origin: Written) -> Written:
-        """An operator's quarantine release (spec memory-store §7.4)."""
+        """An operator's quarantine release (docs/store-format.md §7.4)."""
         now = self.tick()
         result = self.writer.review_quarantine(origin.id, "release", reviewer={"kind": "operator", "principal": ROOT})
         successor = Written(
@@ -328,7 +328,7 @@ def build_world(root: Path) -> World:
     named: dict[str, Written] = {}
     scout, lead = identity_scope("default", SCOUT), identity_scope("default", LEAD)
 
-    # Non-ASCII body: list rows count UTF-8 bytes, overview counts characters (spec §5, §5.6).
+    # Non-ASCII body: list rows count UTF-8 bytes, overview counts characters (docs/store-format.md §5, §5.6).
     named["tea"] = s.remember(scout, "Scout drinks green tea", "Green tea — never coffee before a climb",
                               tags=["drinks", "habits"])
     named["route_v1"] = s.remember(scout, "Scout route", "North ridge first", kind="procedure")
@@ -372,7 +372,7 @@ def build_world(root: Path) -> World:
     )
     ranked_at = s.tick()
     s.writer.steward_batch(run_id, [set_rank_op(dream_id, 1)])
-    named["dreamt"].working_set_rank = 1  # set_rank leaves updated_at_ms alone (spec memory-store §4.2)
+    named["dreamt"].working_set_rank = 1  # set_rank leaves updated_at_ms alone (docs/store-format.md §4.2)
     dreams = [{
         "realm": "default", "run_id": run_id, "first_op_at_ms": created_at, "last_op_at_ms": ranked_at,
         "ops": 2, "op_kinds": {"create": 1, "set_rank": 1}, "quarantined_ops": 0,
@@ -439,12 +439,12 @@ def world(world_files: World, settings) -> World:
 
 
 # ---------------------------------------------------------------------------------------------
-# Access postures (spec §2.6) as real access.toml files
+# Access postures (docs/access.md §2.6) as real access.toml files
 
 POSTURE_FILES: dict[str, str | None] = {
     "open": None,
     **POSTURES,
-    # Review without any read grant: the queue answers, but empty (spec §1.2 (c)).
+    # Review without any read grant: the queue answers, but empty (docs/wire-contract.md §1.2 (c)).
     "bare_reviewer": HEADER + REVIEWS,
     "admin": HEADER + READS,
 }

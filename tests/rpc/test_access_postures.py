@@ -37,14 +37,14 @@ SCOPE_ACTION = {"identity": "agent.memory.read", "mob": "mob.memory.read", "oper
 
 @dataclass(frozen=True)
 class Grants:
-    """What one posture's rules grant this caller (spec §2.4 terms)."""
+    """What one posture's rules grant this caller (docs/access.md §2.4 terms)."""
 
     identities: frozenset[str] | None  # None: every identity (an unscoped agent.view + agent.memory.read)
     mob: bool
     operator: bool
     unscoped_read: bool  # resource-less agent.memory.read: realm rows and the realm-wide lists
     review: bool
-    can_read: bool  # experience.memory.can_read (spec §5)
+    can_read: bool  # experience.memory.can_read (docs/ui.md §5)
 
     def scope_ok(self, kind: str, key: str) -> bool:
         if kind == "identity":
@@ -149,7 +149,7 @@ def test_quarantine_queue(client, world, posture, name):
     promotions = [p for p in world.promotions if grants.scope_ok(p["scope_kind"], p["scope_key"])]
     assert reply.result == {"records": [r.list_row() for r in queue], "pending_promotions": promotions,
                             "realms": world.realms}
-    if name == "bare_reviewer":  # review is necessary, not sufficient (spec §1.2 (c))
+    if name == "bare_reviewer":  # review is necessary, not sufficient (docs/wire-contract.md §1.2 (c))
         assert reply.result["records"] == [] and reply.result["pending_promotions"] == []
 
 

@@ -1,4 +1,4 @@
-"""Following next_cursor to the end: no duplicate, no gap, full pages, ties broken by id (spec store §5.1).
+"""Following next_cursor to the end: no duplicate, no gap, full pages, ties broken by id (docs/store-format.md §5.1).
 
 The console pages keyset-style across realms too, and never lets hidden rows consume a page
 (selectors.record_list); both are checked here against orderings built from what was written.

@@ -1,4 +1,4 @@
-"""Every panel method × its params: whole results against what the test wrote (spec §1.2–§1.3, store §5)."""
+"""Every panel method × its params: whole results against what the test wrote (docs/wire-contract.md §1.2–§1.3, docs/store-format.md §5)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def reader(world, signed_in):
 
 
 def overview_rows(rows: list[Written]) -> list[dict]:
-    """spec §5.6: per (realm, scope) status counts; body_bytes is SQLite LENGTH (characters)."""
+    """docs/store-format.md §5.6: per (realm, scope) status counts; body_bytes is SQLite LENGTH (characters)."""
     buckets: dict[tuple, dict] = {}
     for row in rows:
         key = (row.realm, row.scope_kind, row.scope_key)
@@ -95,7 +95,7 @@ def biography(world, name: str, chain: list[str]) -> dict:
     for item in sorted((i for i in world.injections if i["record_id"] == row.id), key=lambda i: i["at_ms"],
                        reverse=True):
         entry = {"record_id": item["record_id"], "identity": item["identity"]}
-        if item["session_key"] is not None:  # spec §1.2 (b): omitted for build rows
+        if item["session_key"] is not None:  # docs/wire-contract.md §1.2 (b): omitted for build rows
             entry["session_key"] = item["session_key"]
         injections.append({**entry, "surface": item["surface"], "at_ms": item["at_ms"]})
     return {"realm": row.realm, "record": row.full(), "chain": [world[c].list_row() for c in chain],
@@ -242,7 +242,7 @@ def test_unknown_realm_never_creates_a_file(client, reader, world):
 
 
 # ---------------------------------------------------------------------------------------------
-# Limits: a JSON unsigned integer clamped to [1, max]; anything else is the default (spec §1.2)
+# Limits: a JSON unsigned integer clamped to [1, max]; anything else is the default (docs/wire-contract.md §1.2)
 
 RECORD_LIMITS = [(None, 50), (0, 1), (1, 1), (7, 7), (200, 200), (201, 200), (-5, 50), ("x", 50), ("10", 50),
                  (1.5, 50), (2.0, 50), (True, 50), (False, 50), (2**64, 50), (2**64 - 1, 200)]
@@ -262,7 +262,7 @@ class Bulk:
         for i in range(BULK):
             for status, target in (("active", ops), ("quarantined", quarantined_ops)):
                 memory_id = f"mem-bulk-{status[0]}-{i:04d}"
-                # Every third pair shares a timestamp: ties are broken by id (spec memory-store §5.1).
+                # Every third pair shares a timestamp: ties are broken by id (docs/store-format.md §5.1).
                 at = T0 + (i // 3) * 10 + (status == "quarantined")
                 title, body = f"{status} {i}", f"body {status} {i}"
                 target.append(create_op(who, new_record(kind="fact", title=title, body=body), id=memory_id,

@@ -1,4 +1,4 @@
-"""JSON-RPC transport of POST /console/rpc: envelopes, batches, notifications, status codes (spec §1.1)."""
+"""JSON-RPC transport of POST /console/rpc: envelopes, batches, notifications, status codes (docs/wire-contract.md §1.1)."""
 
 from __future__ import annotations
 

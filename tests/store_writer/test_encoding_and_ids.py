@@ -1,4 +1,4 @@
-"""File names, content hashes, ids and tokens (spec memory-store §1.1, §4.4)."""
+"""File names, content hashes, ids and tokens (docs/store-format.md §1.1, §4.4)."""
 
 from __future__ import annotations
 

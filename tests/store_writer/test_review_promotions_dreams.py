@@ -1,4 +1,4 @@
-"""Quarantine review, gated promotions, proposals and dream runs (spec memory-store §7.3–§7.5)."""
+"""Quarantine review, gated promotions, proposals and dream runs (docs/store-format.md §7.3–§7.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The file a new realm gets, in both formats (spec memory-store §1.2–§1.3)."""
+"""The file a new realm gets, in both formats (docs/store-format.md §1.2–§1.3)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_older_format_has_exactly_seven_tables_and_no_ever_quarantined(realm_wri
     memory_id = writer.remember(identity_scope("legacy", "identity:luka"), "Old fact", "Written by an old runtime.")
     writer.supersede(memory_id, "Old fact v2", "Still written by an old runtime.")
     token = writer.stage(batch(realm="legacy", author=APPLICATION, ops=[tombstone_op(memory_id)]))
-    # Older-format batches carry no "kind" (spec memory-store §2, stage.batch).
+    # Older-format batches carry no "kind" (docs/store-format.md §2, stage.batch).
     stored = writer.conn.execute("SELECT batch FROM stage WHERE token=?", (token,)).fetchone()[0]
     assert '"kind"' not in stored
     writer.commit(token)

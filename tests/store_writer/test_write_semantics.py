@@ -1,4 +1,4 @@
-"""Row effects of every op, audit rows, quarantine and validation (spec memory-store §2, §4, §7)."""
+"""Row effects of every op, audit rows, quarantine and validation (docs/store-format.md §2, §4, §7)."""
 
 from __future__ import annotations
 

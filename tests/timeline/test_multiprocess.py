@@ -1,5 +1,5 @@
 """Two daphne processes sharing Redis and one console database: an event ingested once reaches a
-socket on each exactly once (CONTRACT: REDIS_URL, several server processes share one timeline)."""
+socket on each exactly once (docs/wire-contract.md: REDIS_URL, several server processes share one timeline)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""access.toml postures the Memory panel tests and browser journeys run under (spec §2.6)."""
+"""access.toml postures the Memory panel tests and browser journeys run under (docs/access.md §2.6)."""
 
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def write_panel_realm(root: Path, name: str = "default", *, hostile: bool = Fals
         w.mark_usage(realm.ids["seat_v3"], "judged_useful")
         clock.advance(60_000)
         # A quarantined supersede leaves the prior active and the new row an uncommitted claimant
-        # (spec memory-store §4.2).
+        # (docs/store-format.md §4.2).
         realm.ids["claimant"] = w.supersede(
             realm.ids["seat_v3"], "Prefers the exit row", "Exit row, always.", author=agent(luka_identity),
             gate_reason="session tainted by web tool 'web_fetch'",

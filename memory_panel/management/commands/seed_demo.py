@@ -1,4 +1,4 @@
-"""``python manage.py seed_demo [--realm NAME] [--records N] [--force]`` (CONTRACT.md, Commands)."""
+"""``python manage.py seed_demo [--realm NAME] [--records N] [--force]`` (docs/wire-contract.md §C.6)."""
 
 from __future__ import annotations
 
