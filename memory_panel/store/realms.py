@@ -204,6 +204,10 @@ def _limit_realm_queries(sender, connection, **kwargs) -> None:
     connection.execute_wrappers.append(deadline)
 
 
+# docs/wire-contract.md §1.5: every store failure reads "agent memory panel failed: <reason>".
+_FAILED = "agent memory panel failed: "
+
+
 def store_failed(error: BaseException, *, realm: str | None = None) -> StoreFailed:
     """What a caller is told when a realm read fails (never a traceback, never a 500).
 
@@ -222,9 +226,6 @@ def store_failed(error: BaseException, *, realm: str | None = None) -> StoreFail
 
 def realm_unreadable(realm: str, reason: str) -> StoreFailed:
     return StoreFailed(f"{_FAILED}realm '{realm}' could not be read: {reason}", realm=realm, reason=reason)
-
-
-_FAILED = "agent memory panel failed: "
 
 
 def forget_realm_connections() -> None:

@@ -83,7 +83,7 @@ def realm_rows(realm: str | None, read: Callable[[str], list[T]]) -> tuple[list[
 
 @contextmanager
 def noting_skipped_realms() -> Iterator[list[SkippedRealm]]:
-    """Collect the realms ``read_realms`` skips inside the block (one page's worth)."""
+    """Collect the realms ``realm_read`` skips inside the block (one page's worth)."""
     token = _skipped.set([])
     try:
         yield _skipped.get()

@@ -22,14 +22,6 @@ pytestmark = pytest.mark.django_db
 DAMAGE = ("truncated", "halved", "garbage")
 
 
-@pytest.fixture(params=["direct", "indexed"])
-def index_mode(request, settings) -> str:
-    if request.param == "indexed":
-        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
-        settings.MOBKIT_REALM_INDEX_BACKGROUND = False
-    return request.param
-
-
 @pytest.fixture
 def two_realms(realm_writer, index_mode, client_signed_in):
     good = realm_writer("good")

@@ -17,14 +17,6 @@ LUKA = "identity:luka"
 REPLACEMENT = "\ufffd"
 
 
-@pytest.fixture(params=["direct", "indexed"])
-def index_mode(request, settings) -> str:
-    if request.param == "indexed":
-        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
-        settings.MOBKIT_REALM_INDEX_BACKGROUND = False
-    return request.param
-
-
 @pytest.fixture
 def realm(realm_writer, index_mode):
     """Realm ``default`` with five records a second apart, and a second realm ``other``."""
