@@ -45,7 +45,7 @@ from memory_panel.services.store_writer import (  # noqa: E402
     identity_scope,
     new_record,
 )
-from tests.timeline.servers import daphne_servers, deployment_env, manage  # noqa: E402
+from tests.support.servers import daphne_servers, deployment_env, manage  # noqa: E402
 
 REALM = "bench"
 IDENTITIES = 40

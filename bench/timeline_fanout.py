@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.timeline.servers import daphne_servers, deployment_env, manage  # noqa: E402
+from tests.support.servers import daphne_servers, deployment_env, manage  # noqa: E402
 
 STOP = "bench-stop"
 CLIENT_PROCESSES = 4

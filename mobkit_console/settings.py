@@ -7,6 +7,9 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+from mobkit_console.origins import origin_parse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,6 +38,10 @@ MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", 
 # Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
 MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
 
+# One JSON-RPC request (a batch of up to 100 calls) runs calls for at most about this long; the
+# calls after it is spent are answered with a request_budget_exhausted error without being run.
+MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS", "").strip() or 5000)
+
 # The console's own index of realm ordering keys (memory_panel/realm_index.py): realms with fewer
 # rows are read directly; the index is rebuilt in the background every so often to reconcile.
 MOBKIT_REALM_INDEX_MIN_ROWS = int(os.environ.get("MOBKIT_REALM_INDEX_MIN_ROWS", "20000"))
@@ -52,6 +59,15 @@ ALLOWED_HOSTS = [
     for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
     if host.strip()
 ]
+
+# Pages that may open cookie-signed-in sockets, as full origins (https://console.example.com):
+# behind a TLS proxy, the public origin. Empty: the origin the socket itself was served on.
+MOBKIT_ALLOWED_ORIGINS = [
+    origin.strip() for origin in os.environ.get("MOBKIT_ALLOWED_ORIGINS", "").split(",") if origin.strip()
+]
+for _origin in MOBKIT_ALLOWED_ORIGINS:
+    if origin_parse(_origin) is None:
+        raise ImproperlyConfigured(f"MOBKIT_ALLOWED_ORIGINS: {_origin!r} is not an origin like https://console.example.com")
 
 INSTALLED_APPS = [
     "daphne",  # first, so runserver serves ASGI (HTTP and WebSocket)
@@ -79,6 +95,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "mobkit_console.accounts.middleware.BearerTokenMiddleware",
+    "mobkit_console.accounts.middleware.SignedInNoStoreMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

@@ -1,15 +1,39 @@
-"""Shared fixtures: every realm a test reads is a real SQLite file written by the store writer."""
+"""Shared fixtures: every realm a test reads is a real SQLite file written by the store writer.
+
+Fixtures only; what they build comes from tests/support (plain modules every test may import).
+
+- ``agent_memory_dir`` → an empty agent-memory directory the console is pointed at.
+- ``realm_writer(name, format="current")`` → a ``StoreWriter`` on a fresh realm file in
+  ``agent_memory_dir``. Its clock is ``realm_writer.clock`` (a ``ManualClock`` every writer of the
+  test shares): call ``.advance(ms)`` between writes, or leave it still to make updated_at_ms tie.
+- ``demo_realms`` → the ``DemoSummary`` of ``seed_demo`` written into ``agent_memory_dir``
+  (realms ``default`` and ``team:blue``; ``demo_realms.ids`` names the story's records).
+- ``world`` → the RPC world of tests/support/worlds.py, written once per module.
+- ``access_toml(text)`` → writes access.toml (in place, or renamed over it where a directory's
+  ``access_toml_atomic`` says so) and points the console at it.
+- ``posture(name)`` → the same for a posture of ``tests.support.postures.BY_NAME``.
+- ``console`` / ``rpc(method, params=None)`` → a client signed in as ``reader@example.test`` and
+  the JSON-RPC response body of a call it makes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.contrib.auth.models import User
+from django.test import Client
 
-from memory_panel.store.realms import REALM_ALIAS_PREFIX, forget_realm_connections
-
-pytest_plugins = ["tests.fixtures_store"]
+from memory_panel.services.demo import DemoSummary, seed_demo
+from memory_panel.store.realms import forget_realm_connections
+from tests.support.clients import local_part_user, signed_in_client, user_with_subject
+from tests.support.postures import BY_NAME, READER, USER, write_access_toml
+from tests.support.realm_guard import allow_realm_aliases
+from tests.support.rpc import call_ok
+from tests.support.worlds import RealmWriterFactory, World, build_world
 
 
 def pytest_sessionstart(session) -> None:
@@ -26,25 +50,6 @@ def pytest_sessionstart(session) -> None:
             "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
         }
     ).enable()
-
-
-def allow_realm_aliases(monkeypatch, django_db_blocker) -> None:
-    """Let realm aliases connect past the test-database guard; every other alias stays guarded.
-
-    The guard refuses any alias a test did not declare, and a realm alias cannot be declared up
-    front: it exists once the test has written its file. Realm aliases open read-only files under
-    tmp_path, so letting them through cannot break the test database's isolation. Call it after
-    the ``db`` / ``transactional_db`` fixture has installed the guard it wraps.
-    """
-    guarded = BaseDatabaseWrapper.ensure_connection
-    real = django_db_blocker._real_ensure_connection
-
-    def ensure_connection(self, *args, **kwargs):
-        if self.alias.startswith(REALM_ALIAS_PREFIX):
-            return real(self, *args, **kwargs)
-        return guarded(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseDatabaseWrapper, "ensure_connection", ensure_connection)
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +69,80 @@ def agent_memory_dir(tmp_path: Path, settings) -> Path:
     settings.MOBKIT_PERSISTENT_STATE = tmp_path / "state"
     settings.MOBKIT_AGENT_MEMORY_ROOT = root
     return root
+
+
+@pytest.fixture
+def realm_writer(agent_memory_dir: Path) -> Iterator[RealmWriterFactory]:
+    factory = RealmWriterFactory(agent_memory_dir)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def demo_realms(agent_memory_dir: Path) -> DemoSummary:
+    return seed_demo(root=agent_memory_dir)
+
+
+@pytest.fixture(scope="module")
+def world_files(tmp_path_factory) -> World:
+    """The world is only read by the console, so one copy serves a whole module."""
+    return build_world(tmp_path_factory.mktemp("world") / "agent-memory")
+
+
+@pytest.fixture
+def world(world_files: World, settings) -> World:
+    """The RPC world (tests/support/worlds.py ``build_world``), open to every caller."""
+    settings.MOBKIT_PERSISTENT_STATE = world_files.root.parent
+    settings.MOBKIT_AGENT_MEMORY_ROOT = world_files.root
+    settings.MOBKIT_ACCESS_CONFIG = None
+    return world_files
+
+
+@pytest.fixture
+def access_toml_atomic() -> bool:
+    """How ``access_toml`` writes: in place here; a directory's conftest may ask for a rename."""
+    return False
+
+
+@pytest.fixture
+def access_toml(tmp_path: Path, settings, access_toml_atomic: bool) -> Callable[[str], Path]:
+    """Write access.toml with the given text and point MOBKIT_ACCESS_CONFIG at it."""
+    path = tmp_path / "config" / "access.toml"
+
+    def write(text: str) -> Path:
+        settings.MOBKIT_ACCESS_CONFIG = write_access_toml(path, text, atomic=access_toml_atomic)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def posture(access_toml) -> Callable[[str], Path]:
+    """Point MOBKIT_ACCESS_CONFIG at a real access.toml holding one of the postures by name."""
+
+    def use(name: str) -> Path:
+        return access_toml(BY_NAME[name])
+
+    return use
+
+
+@pytest.fixture
+def signed_in(client, db) -> Callable[[str], User]:
+    """Sign the test client in as the user whose subject is ``subject`` (a real session)."""
+
+    def sign_in(subject: str = USER) -> User:
+        user = User.objects.filter(username=subject).first() or user_with_subject(subject)
+        client.force_login(user)
+        return user
+
+    return sign_in
+
+
+@pytest.fixture
+def console(db) -> Client:
+    return signed_in_client(local_part_user(READER))
+
+
+@pytest.fixture
+def rpc(console: Client) -> Callable[..., dict[str, Any]]:
+    return partial(call_ok, console)

@@ -46,3 +46,33 @@ def test_anonymous_request_is_sent_to_sign_in(route, db):
     response = Client().get(route)
     assert response.status_code == 302
     assert response["Location"].startswith("/console/login/")
+
+
+
+
+def assert_not_stored(response) -> None:
+    directives = {d.strip() for d in response.get("Cache-Control", "").split(",")}
+    assert {"private", "no-store"} <= directives, response.get("Cache-Control")
+
+
+@pytest.mark.parametrize("route", HTML_ROUTES + ("/console/experience",))
+def test_signed_in_responses_are_never_stored_by_a_cache(client, route):
+    for response in (client.get(route), client.get(route, HTTP_HX_REQUEST="true")):
+        assert response.status_code == 200
+        assert_not_stored(response)
+
+
+def test_signed_in_rpc_answers_are_never_stored_by_a_cache(client, db):
+    response = client.post("/console/rpc", {"jsonrpc": "2.0", "id": 1, "method": "mobkit/capabilities"},
+                           content_type="application/json")
+    assert response.status_code == 200
+    assert_not_stored(response)
+
+
+def test_bearer_token_answers_are_never_stored_by_a_cache(demo_realms):
+    from mobkit_console.accounts.tokens import token_issue, user_for_subject
+
+    token = token_issue(user=user_for_subject("program@example.test"))
+    response = Client().get("/console/memory/records/", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200
+    assert_not_stored(response)

@@ -99,7 +99,10 @@ def realm_names() -> list[str]:
 
 
 def realm_exists(name: str) -> bool:
-    return realm_path(name).is_file()
+    try:
+        return realm_path(name).is_file()
+    except OSError:  # a name longer than the file system allows names no realm
+        return False
 
 
 def readonly_uri(path: Path) -> str:

@@ -4,6 +4,12 @@ No setting: access control is disabled and everything is allowed (docs/wire-cont
 setting, the file must be valid at start-up (`AccessConfig.ready()` refuses to start otherwise).
 While running, an edit applies within a few seconds; an invalid edit or a vanished file keeps the
 last good config and is logged, so a typo never opens or closes the console by accident.
+
+A file must say `enabled = true` or `enabled = false` itself. MobKit's serde default for a missing
+`enabled` is false (docs/access.md §2.3, §2.6: a config that says nothing allows everything), so an empty,
+whitespace-only or truncated file would read as "access control off". The console refuses such a
+file instead (issue 14): only an unset MOBKIT_ACCESS_CONFIG or an explicit `enabled = false` opens
+the console. The JSON shape `engine.parse_access_config` reads keeps MobKit's default.
 """
 
 from __future__ import annotations
@@ -48,14 +54,21 @@ def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
             raw = handle.read()
             stat = os.fstat(handle.fileno())
     except FileNotFoundError as error:
-        raise AccessConfigError(f"access config file not found: {path}") from error
+        raise AccessConfigError("access config file not found") from error
     except OSError as error:
         raise AccessConfigError(f"access config io error: {error}") from error
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise AccessConfigError(f"access config could not be parsed: {error}") from error
-    config, rewritten = normalize_for_memory_actions(parse_access_config(data))
+    parsed = parse_access_config(data)  # MobKit's own validation messages come first
+    if "enabled" not in data:
+        # An empty or cut-short file must never switch access control off (see the module doc).
+        raise AccessConfigError(
+            "access config: the file does not say enabled = true or enabled = false (an empty or "
+            "partial access.toml never turns access control off)"
+        )
+    config, rewritten = normalize_for_memory_actions(parsed)
     if rewritten:
         # docs/access.md §2.3: MobKit saves this rewrite back; the console is read-only, so it lives in memory.
         logger.warning(
@@ -124,7 +137,7 @@ def _watcher_for_settings() -> _Watcher | None:
                 _watcher = _Watcher(path)
             except AccessConfigError as error:
                 # There is no last good config to fall back on, so nothing safe to serve.
-                raise ImproperlyConfigured(str(error)) from error
+                raise ImproperlyConfigured(f"MOBKIT_ACCESS_CONFIG={path}: {error}") from error
         return _watcher
 
 
@@ -144,7 +157,7 @@ def refresh_access_config() -> LoadedAccessConfig:
 
 
 def load_access_config_at_startup() -> LoadedAccessConfig:
-    """Load the configured file afresh; ImproperlyConfigured with MobKit's message if it is invalid."""
+    """Load the configured file afresh; ImproperlyConfigured naming the path and the problem if invalid."""
     global _watcher
     with _watcher_lock:
         _watcher = None

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from urllib.parse import ParseResult, parse_qs, urlparse
+from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
-from channels.security.websocket import AllowedHostsOriginValidator
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.http.request import split_domain_port, validate_host
 
 from mobkit_console.accounts.tokens import user_for_token
+from mobkit_console.origins import origin_parse
 
 
 def token_from_scope(scope: dict) -> str | None:
@@ -23,11 +25,36 @@ def token_from_scope(scope: dict) -> str | None:
     return values[0] if values else None
 
 
-def _origin(scope: dict) -> ParseResult | None:
+def _header(scope: dict, wanted: bytes) -> str | None:
     for name, value in scope.get("headers", []):
-        if name == b"origin":
-            return urlparse(value.decode("latin-1"))
+        if name == wanted:
+            return value.decode("latin-1")
     return None
+
+
+def _served_scheme(scope: dict) -> str:
+    """The page scheme of a console served on this socket's address: https for wss, or when the
+    proxy says so in SECURE_PROXY_SSL_HEADER, as ``request.is_secure()`` decides over HTTP."""
+    if scope.get("scheme") == "wss":
+        return "https"
+    name, secure_value = settings.SECURE_PROXY_SSL_HEADER or ("", None)
+    header = name.removeprefix("HTTP_").lower().replace("_", "-").encode("latin-1")
+    return "https" if header and _header(scope, header) == secure_value else "http"
+
+
+def cookie_origin_allowed(scope: dict) -> bool:
+    """May the page that opened this socket ride the session cookie? Only a page of the console's own
+    origin (scheme, host and port): MOBKIT_ALLOWED_ORIGINS when set (behind a proxy), else the origin
+    this socket was served on, whose host DJANGO_ALLOWED_HOSTS must also allow."""
+    origin = origin_parse(_header(scope, b"origin") or "")
+    if origin is None:
+        return False
+    if settings.MOBKIT_ALLOWED_ORIGINS:
+        return origin in {origin_parse(allowed) for allowed in settings.MOBKIT_ALLOWED_ORIGINS}
+    host = _header(scope, b"host") or ""
+    domain, _ = split_domain_port(host)
+    served = origin_parse(f"{_served_scheme(scope)}://{host}")
+    return origin == served and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
 class TokenAuthMiddleware:
@@ -40,15 +67,14 @@ class TokenAuthMiddleware:
     def __init__(self, inner) -> None:
         self.inner = inner
         self.session_app = AuthMiddlewareStack(inner)
-        # Only Channels' origin check is wanted from it, against DJANGO_ALLOWED_HOSTS.
-        self.origins = AllowedHostsOriginValidator(inner)
 
     async def __call__(self, scope, receive, send):
         raw = token_from_scope(scope)
         if raw is None:
-            # A browser sends the cookie with any page's socket: only a page from an allowed host
-            # may use it (no cross-site WebSocket hijacking); any other caller is anonymous (4401).
-            if not self.origins.valid_origin(_origin(scope)):
+            # A browser sends the cookie with any page's socket, even one on another port or scheme
+            # of the same host: only the console's own origin may use it (no cross-site WebSocket
+            # hijacking); any other caller is anonymous (4401). A token works from any origin.
+            if not cookie_origin_allowed(scope):
                 return await self.inner(dict(scope, user=AnonymousUser()), receive, send)
             return await self.session_app(scope, receive, send)
         user = await database_sync_to_async(user_for_token)(raw)

@@ -8,6 +8,7 @@ from typing import Callable
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 
 from mobkit_console.accounts.tokens import user_for_token
 
@@ -58,3 +59,21 @@ class BearerTokenMiddleware:
 
             request.auser = auser
         return self.get_response(request)
+
+
+class SignedInNoStoreMiddleware:
+    """``Cache-Control: private, no-store`` on every response to a signed-in caller.
+
+    Pages, JSON-RPC answers, exports and ``/console/experience`` hold memory only that caller may
+    see: neither a shared proxy nor the browser's disk cache (the back button on a shared machine
+    after sign-out) may keep them. Static files never reach here (WhiteNoise answers first).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.user.is_authenticated:
+            patch_cache_control(response, private=True, no_store=True)
+        return response

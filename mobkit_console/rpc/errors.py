@@ -59,3 +59,13 @@ def rpc_error_for(error: panel.PanelError) -> RpcError:
     elif isinstance(error, panel.ReadOnly):
         data = {"kind": "read_only"}
     return RpcError(code, error.message, data)
+
+
+def request_budget_exhausted(budget_ms: int) -> RpcError:
+    """A batch call not run because its request spent MOBKIT_RPC_REQUEST_BUDGET_MS (the console's
+    own error; MobKit has no batch budget). Sending the call again in a new request is safe."""
+    return RpcError(
+        INTERNAL_ERROR,
+        f"request budget exhausted: the batch spent its {budget_ms} ms before this call; send it again",
+        {"kind": "request_budget_exhausted", "budget_ms": budget_ms},
+    )

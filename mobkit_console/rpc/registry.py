@@ -51,5 +51,10 @@ def method_get(name: str) -> RpcMethod | None:
     return _METHODS.get(name)
 
 
+def method_names() -> list[str]:
+    """Every registered method, advertised or not (a caller may call an unadvertised one)."""
+    return list(_METHODS)
+
+
 def method_names_for(access: Access) -> list[str]:
     return [method.name for method in _METHODS.values() if method.advertised(access)]

@@ -6,10 +6,12 @@ an unauthenticated call, -32030 with data at HTTP 200, its messages) is the cont
 
 from __future__ import annotations
 
-import json
 import logging
+import time
+from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -19,6 +21,7 @@ from django.views.decorators.http import require_POST
 from memory_panel.errors import PanelError
 from memory_panel.store.realms import store_failed
 from mobkit_console.access.caller import Access, access_for_user
+from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -26,6 +29,7 @@ from mobkit_console.rpc.errors import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RpcError,
+    request_budget_exhausted,
     rpc_error_for,
 )
 from mobkit_console.rpc.registry import method_get
@@ -44,13 +48,13 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
     except RequestDataTooBig:
         return _error_response(None, INVALID_REQUEST, "request body too large", status=413)
     try:
-        payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        payload = None
-        if request.user.is_authenticated:
-            return _error_response(None, PARSE_ERROR, "Parse error")
+        payload, refused = _parse_body(raw), None
+    except RpcError as error:
+        payload, refused = None, error
     if not request.user.is_authenticated:
         return _unauthorized(payload.get("id") if isinstance(payload, dict) else None)
+    if refused is not None:
+        return JsonResponse(_error_body(None, refused))
 
     access = access_for_user(request.user)
     if isinstance(payload, list):
@@ -60,14 +64,40 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
             return _error_response(
                 None, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} calls"
             )
-        replies = [reply for call in payload if (reply := _dispatch(call, access)) is not None]
+        replies = [reply for reply in _dispatch_batch(payload, access) if reply is not None]
         return JsonResponse(replies, safe=False) if replies else HttpResponse(status=204)
     reply = _dispatch(payload, access)
     return JsonResponse(reply) if reply is not None else HttpResponse(status=204)
 
 
-def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
-    """One request object → its response object, or None for a notification."""
+def _parse_body(raw: bytes) -> Any:
+    """The body's JSON; RpcError -32700 for text that is not JSON, -32600 naming the field for JSON
+    the console cannot answer (NaN, a lone surrogate, deep nesting: see jsonbody)."""
+    try:
+        return json_loads_strict(raw)
+    except JsonBodyError as error:
+        where = error.field(single="request", batch="batch")
+        raise RpcError(INVALID_REQUEST, f"Invalid Request: {where}: {error.problem}") from error
+    except ValueError as error:  # UnicodeDecodeError included
+        raise RpcError(PARSE_ERROR, "Parse error") from error
+
+
+def _dispatch_batch(calls: list[Any], access: Access) -> Iterator[dict[str, Any] | None]:
+    """The batch's calls in order, within the request's time budget (MOBKIT_RPC_REQUEST_BUDGET_MS).
+
+    A running call is never interrupted (each realm query has its own deadline), so the first call
+    always runs; once the budget is spent, the rest are answered without being run.
+    """
+    budget_ms = settings.MOBKIT_RPC_REQUEST_BUDGET_MS
+    deadline = time.monotonic() + budget_ms / 1000
+    for position, call in enumerate(calls):
+        spent = position > 0 and time.monotonic() >= deadline
+        yield _dispatch(call, access, refused=request_budget_exhausted(budget_ms) if spent else None)
+
+
+def _dispatch(call: Any, access: Access, *, refused: RpcError | None = None) -> dict[str, Any] | None:
+    """One request object → its response object, or None for a notification; ``refused`` answers a
+    valid call with that error instead of running it."""
     if (
         not isinstance(call, dict)
         or call.get("jsonrpc") != "2.0"
@@ -79,6 +109,8 @@ def _dispatch(call: Any, access: Access) -> dict[str, Any] | None:
     is_notification = "id" not in call
     request_id = call.get("id")
     try:
+        if refused is not None:
+            raise refused
         result = _call(call["method"], call.get("params"), access)
     except RpcError as error:
         return None if is_notification else _error_body(request_id, error)

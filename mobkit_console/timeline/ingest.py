@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
+
 from .events import EVENT_TYPES
 
 MAX_BATCH = 1000
@@ -31,8 +33,10 @@ class IncomingEvent:
 
 def parse_ingest_body(raw: bytes) -> list[IncomingEvent]:
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as error:
+        body = json_loads_strict(raw)
+    except JsonBodyError as error:
+        raise IngestError(f"{error.field(single='event', batch='events')}: {error.problem}") from error
+    except ValueError as error:  # UnicodeDecodeError included
         raise IngestError(f"body: not valid JSON ({error})") from error
     if isinstance(body, dict):
         return [_event(body, "event")]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -11,18 +15,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.access.caller import access_for_subject
 from mobkit_console.access.config import current_access_config, refresh_access_config
+from tests.support.postures import READER, ROOT, everyone_may
 
-ROOT = "root@example.test"
-READER = "reader@example.test"
-
-
-def posture(*actions: str) -> str:
-    quoted = ", ".join(f'"{action}"' for action in actions)
-    return f'enabled = true\nadmins = ["{ROOT}"]\n\n[[rules]]\nid = "everyone"\nactions = [{quoted}]\n'
-
-
-WITH_OPERATOR = posture("agent.view", "agent.memory.read", "operator.memory.read")
-WITHOUT_OPERATOR = posture("agent.view", "agent.memory.read")
+REPO = Path(__file__).resolve().parents[2]
+WITH_OPERATOR = everyone_may("agent.view", "agent.memory.read", "operator.memory.read")
+WITHOUT_OPERATOR = everyone_may("agent.view", "agent.memory.read")
 
 
 def start_server() -> None:
@@ -44,10 +41,10 @@ def start_server() -> None:
     ],
 )
 def test_start_up_with_an_invalid_file_stops_with_mobkits_message(access_toml, text, message):
-    access_toml(text)
+    path = access_toml(text)
     with pytest.raises(ImproperlyConfigured) as error:
         start_server()
-    assert str(error.value) == message
+    assert str(error.value) == f"MOBKIT_ACCESS_CONFIG={path}: {message}"
 
 
 def test_start_up_with_unparseable_toml_names_the_problem(access_toml):
@@ -58,8 +55,60 @@ def test_start_up_with_unparseable_toml_names_the_problem(access_toml):
 
 def test_start_up_with_a_missing_file_stops(settings, tmp_path):
     settings.MOBKIT_ACCESS_CONFIG = tmp_path / "absent.toml"
-    with pytest.raises(ImproperlyConfigured, match="access config file not found"):
+    with pytest.raises(ImproperlyConfigured) as error:
         start_server()
+    assert str(error.value) == f"MOBKIT_ACCESS_CONFIG={tmp_path / 'absent.toml'}: access config file not found"
+
+
+# Issue 14: MobKit's default for a missing `enabled` is false, so these files would read as
+# "access control off". A file that exists must say so itself.
+SAYS_NOTHING = "the file does not say enabled = true or enabled = false"
+FILES_THAT_SAY_NOTHING = [
+    pytest.param("", id="empty"),
+    pytest.param(" \n\t\n", id="whitespace"),
+    pytest.param("# access control\n", id="comment-only"),
+    pytest.param(f'admins = ["{ROOT}"]\n', id="partial"),
+]
+
+
+@pytest.mark.parametrize("text", FILES_THAT_SAY_NOTHING)
+def test_start_up_with_a_file_that_does_not_say_enabled_refuses_naming_path_and_reason(access_toml, text):
+    path = access_toml(text)
+    with pytest.raises(ImproperlyConfigured) as error:
+        start_server()
+    assert str(error.value).startswith(f"MOBKIT_ACCESS_CONFIG={path}: ")
+    assert SAYS_NOTHING in str(error.value)
+
+
+def test_a_server_process_started_with_an_empty_file_exits_with_the_reason(tmp_path):
+    empty = tmp_path / "access.toml"
+    empty.write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBKIT_")}
+    env.update(MOBKIT_ACCESS_CONFIG=str(empty), MOBKIT_PERSISTENT_STATE=str(tmp_path / "state"),
+               DATABASE_URL=f"sqlite:///{tmp_path / 'console.sqlite3'}")
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert f"ImproperlyConfigured: MOBKIT_ACCESS_CONFIG={empty}: access config: {SAYS_NOTHING}" in result.stderr
+
+
+def test_an_explicit_enabled_false_file_turns_access_control_off(access_toml):
+    access_toml("enabled = false\n")
+    start_server()
+    loaded = current_access_config()
+    assert loaded.available and not loaded.config.enabled
+    assert access_for_subject(READER).allows("operator.memory.read")
+
+
+@pytest.mark.parametrize("text", FILES_THAT_SAY_NOTHING)
+def test_emptying_the_file_while_running_keeps_access_control_on_and_is_logged(access_toml, caplog, text):
+    access_toml(WITHOUT_OPERATOR)
+    good = current_access_config()
+    access_toml(text)
+    with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
+        assert refresh_access_config() == good
+    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert SAYS_NOTHING in caplog.text
 
 
 def test_start_up_without_a_setting_disables_access_control(settings):
@@ -69,7 +118,7 @@ def test_start_up_without_a_setting_disables_access_control(settings):
 
 
 def test_a_memory_naive_file_is_normalized_in_memory_and_left_untouched(access_toml, caplog):
-    path = access_toml(posture("agent.view", "mob.observe"))
+    path = access_toml(everyone_may("agent.view", "mob.observe"))
     before = path.read_bytes()
     with caplog.at_level(logging.WARNING, logger="mobkit_console.access"):
         start_server()
@@ -112,7 +161,7 @@ def test_an_atomic_replace_is_picked_up(access_toml, tmp_path):
 def test_an_invalid_edit_keeps_the_last_good_config_and_is_logged(access_toml, caplog):
     access_toml(WITH_OPERATOR)
     good = current_access_config()
-    access_toml(posture("agent.view", "agent.fly"))
+    access_toml(everyone_may("agent.view", "agent.fly"))
     with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
         assert refresh_access_config() == good
         refresh_access_config()  # the same bad file is reported once, not on every check
@@ -143,3 +192,15 @@ def test_one_access_sees_one_config(access_toml):
     refresh_access_config()
     assert during_request.allows("operator.memory.read")
     assert not access_for_subject(READER).allows("operator.memory.read")
+
+
+@pytest.mark.django_db
+def test_an_emptied_file_still_denies_over_rpc(access_toml, agent_memory_dir, client, django_user_model):
+    access_toml(WITHOUT_OPERATOR)
+    current_access_config()
+    client.force_login(django_user_model.objects.create_user(READER, email=READER))
+    request = {"jsonrpc": "2.0", "id": 1, "method": "mobkit/memory/panel/records", "params": {"scope": "operator"}}
+    access_toml("")
+    refresh_access_config()
+    reply = client.post("/console/rpc", request, content_type="application/json").json()
+    assert reply["error"]["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": None}

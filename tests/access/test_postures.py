@@ -6,11 +6,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
 from mobkit_console.access.caller import access_for_subject, access_for_user, access_status, subject_for_user
-from tests.postures import HEADER, POSTURES, REVIEWER, ROOT, SCOUT
+from tests.support.postures import HEADER, LEAD, POSTURES, READER, REVIEWER, ROLE_AND_LABEL_SCOPED, ROOT, SCOUT
 
-READER = "reader@example.test"
-
-LEAD = "identity:lead"
 # (action, identity) pairs the memory panel asks (docs/access.md §2.4); None is a resource-less check.
 CHECKS = [
     ("agent.view", SCOUT),
@@ -92,20 +89,7 @@ def test_may_perform_anywhere_matches_the_experience_table(access_toml, posture,
 
 
 def test_role_and_label_scoped_rules_never_match_without_a_roster(access_toml):
-    access_toml(
-        HEADER
-        + """
-[[rules]]
-id = "scouts"
-actions = ["agent.view"]
-roles = ["*"]
-
-[[rules]]
-id = "payments"
-actions = ["agent.memory.read"]
-match_labels = { org = "payments" }
-"""
-    )
+    access_toml(ROLE_AND_LABEL_SCOPED)
     access = access_for_subject(READER)
     assert not access.allows("agent.view", SCOUT)
     assert not access.allows("agent.memory.read", SCOUT)

@@ -5,8 +5,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from memory_panel.selectors import realms as selectors_realms
-from memory_panel.services.store_writer import StoreWriter, identity_scope
 from mobkit_console.access.caller import Access
+from tests.support.postures import NOTHING_GRANTED
+from tests.support.worlds import write_notes
 
 OPEN = Access(subject="ops@example.test", groups=frozenset(), enforced=False, is_admin=False)
 
@@ -20,16 +21,9 @@ def client(agent_memory_dir) -> Client:
     return client
 
 
-def write_realm(root, name: str, *, records: int, format: str = "current") -> None:
-    with StoreWriter.create(name, root=root, format=format) as writer:
-        scope = identity_scope(name, "identity:luka")
-        for n in range(records):
-            writer.remember(scope, f"Fact number {n}", f"Body of fact {n}.")
-
-
 def test_shell_lists_realms_with_counts_and_store_formats(client, agent_memory_dir):
-    write_realm(agent_memory_dir, "default", records=3)
-    write_realm(agent_memory_dir, "team:blue", records=1, format="older")
+    write_notes(agent_memory_dir, "default", 3)
+    write_notes(agent_memory_dir, "team:blue", 1, fmt="older")
 
     html = client.get("/console/").content.decode()
 
@@ -42,8 +36,8 @@ def test_shell_lists_realms_with_counts_and_store_formats(client, agent_memory_d
 
 def test_record_count_is_capped(client, agent_memory_dir, monkeypatch):
     monkeypatch.setattr(selectors_realms, "RECORD_COUNT_CAP", 2)
-    write_realm(agent_memory_dir, "default", records=3)
-    write_realm(agent_memory_dir, "small", records=2)
+    write_notes(agent_memory_dir, "default", 3)
+    write_notes(agent_memory_dir, "small", 2)
 
     summaries = {s.name: s for s in selectors_realms.realm_summaries(access=OPEN)}
     html = client.get("/console/").content.decode()
@@ -76,7 +70,7 @@ def test_missing_agent_memory_directory_is_no_realms_not_an_error(client, settin
 
 
 def test_unreadable_realm_file_is_reported_not_a_500(client, agent_memory_dir):
-    write_realm(agent_memory_dir, "default", records=1)
+    write_notes(agent_memory_dir, "default", 1)
     (agent_memory_dir / "broken.sqlite3").write_bytes(b"this is not a database" * 100)
 
     response = client.get("/console/")
@@ -96,7 +90,7 @@ def test_shell_sets_a_strict_content_security_policy(client):
 
 
 def test_htmx_request_gets_the_fragment_alone(client, agent_memory_dir):
-    write_realm(agent_memory_dir, "default", records=1)
+    write_notes(agent_memory_dir, "default", 1)
 
     html = client.get("/console/", HTTP_HX_REQUEST="true").content.decode()
 
@@ -104,31 +98,25 @@ def test_htmx_request_gets_the_fragment_alone(client, agent_memory_dir):
     assert "default" in html
 
 
-def test_memory_tabs_follow_the_callers_access(client, settings, tmp_path):
+def test_memory_tabs_follow_the_callers_access(client, access_toml):
     # No access.toml: everything is readable, so every tab shows.
     html = client.get("/console/").content.decode()
     for tab in ("Holdings", "Records", "Quarantine", "Dreams", "Timeline"):
         assert f">{tab}</a>" in html
 
     # An enforced access.toml that grants this subject nothing: only Timeline remains.
-    config = tmp_path / "access.toml"
-    config.write_text('enabled = true\nadmins = ["root@example.com"]\n')
-    settings.MOBKIT_ACCESS_CONFIG = config
+    access_toml(NOTHING_GRANTED)
     html = client.get("/console/").content.decode()
     assert ">Timeline</a>" in html
     for tab in ("Holdings", "Records", "Quarantine", "Dreams"):
         assert f">{tab}</a>" not in html
 
 
-def test_realm_counts_are_shown_only_to_realm_wide_readers(client, settings, tmp_path, agent_memory_dir):
-    with StoreWriter.create("default", root=agent_memory_dir) as writer:
-        for n in range(3):
-            writer.remember(identity_scope("default", "identity:luka"), f"Fact {n}", "body")
+def test_realm_counts_are_shown_only_to_realm_wide_readers(client, access_toml, agent_memory_dir):
+    write_notes(agent_memory_dir, "default", 3)
     assert "<td class=\"num\">3</td>" in client.get("/console/").content.decode()
 
-    config = tmp_path / "access.toml"
-    config.write_text('enabled = true\nadmins = ["root@example.com"]\n')
-    settings.MOBKIT_ACCESS_CONFIG = config
+    access_toml(NOTHING_GRANTED)
     html = client.get("/console/").content.decode()
     assert "default" in html  # the realm is named, its size is not
     assert "<td class=\"num\">3</td>" not in html

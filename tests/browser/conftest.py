@@ -14,8 +14,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 
-from tests.conftest import allow_realm_aliases
-from tests.views.postures import write_posture
+from tests.support.realm_guard import allow_realm_aliases
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -35,18 +34,8 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 def live_realm_aliases(transactional_db, monkeypatch, django_db_blocker) -> None:
-    """Let the live server's threads open the read-only realm aliases (see tests/views/conftest.py)."""
+    """Let the live server's threads open the read-only realm aliases (see tests/support/realm_guard.py)."""
     allow_realm_aliases(monkeypatch, django_db_blocker)
-
-
-@pytest.fixture
-def posture(tmp_path: Path, settings) -> Callable[[str], Path]:
-    def use(name: str) -> Path:
-        path = write_posture(tmp_path / "config", name)
-        settings.MOBKIT_ACCESS_CONFIG = path
-        return path
-
-    return use
 
 
 @pytest.fixture

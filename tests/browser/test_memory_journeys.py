@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from tests.views.postures import READER, REVIEWER
-from tests.views.realms import LUKA_FACTS, QUARANTINED_BODY, QUARANTINED_TITLE, write_panel_realm
+from tests.support.postures import READER, REVIEWER
+from tests.support.worlds import LUKA_FACTS, write_panel_realm
+from tests.support.worlds import PANEL_QUARANTINED_BODY as QUARANTINED_BODY
+from tests.support.worlds import PANEL_QUARANTINED_TITLE as QUARANTINED_TITLE
 
 pytestmark = pytest.mark.browser
 

@@ -20,18 +20,12 @@ from pathlib import Path
 import pytest
 
 from memory_panel.services.store_writer import StoreWriter, agent, identity_scope
-from tests.postures import HEADER, SCOUT
-from tests.timeline.servers import daphne_servers, deployment_env, manage
+from tests.support.postures import HEADER, SCOUT, SCOUT_ONLY_RULE
+from tests.support.servers import daphne_servers, deployment_env, manage
 
 LEAD = "identity:lead"
 SECRET = "LEAD-ONLY-SECRET"
-SCOPED = HEADER + f"""
-[[rules]]
-id = "scout-only"
-subjects = ["*"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["{SCOUT}"]
-"""
+SCOPED = HEADER + SCOUT_ONLY_RULE
 # (path, realm asked for alone?) — the all-realm requests must always answer with steady's rows.
 RPC_CALLS = [None, "steady", "victim"]
 PAGES = ["/console/memory/records/", "/console/memory/records/?realm=steady", "/console/memory/records/?realm=victim"]

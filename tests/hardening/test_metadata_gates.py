@@ -23,7 +23,7 @@ from memory_panel.services.store_writer import (
     operator_scope,
 )
 from tests.hardening.support import rpc
-from tests.postures import HEADER, READS, REVIEWER, REVIEWS, ROOT
+from tests.support.postures import HEADER, READS, REVIEWER, REVIEWS, ROOT
 
 pytestmark = pytest.mark.django_db
 

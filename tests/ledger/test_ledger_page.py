@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ledger.support import SCOPED
-from tests.ledger.ledger_files import assertion, conflict, write_state
+from tests.support.files import assertion, conflict, write_state
+from tests.support.postures import SCOUT_ONLY
 
 PAGE = "/console/memory/ledger/"
 HOSTILE = '<script>alert("x")</script>'
@@ -82,8 +82,8 @@ def test_missing_file_says_the_ledger_is_empty(console, state_dir):
     assert "No state file at" in html and "No assertions" in html
 
 
-def test_scoped_reader_is_refused(console, hostile_ledger, access_posture):
-    access_posture(SCOPED)
+def test_scoped_reader_is_refused(console, hostile_ledger, access_toml):
+    access_toml(SCOUT_ONLY)
     response = console.get(PAGE)
     assert response.status_code == 403
     assert "access denied: agent.memory.read" in response.content.decode()

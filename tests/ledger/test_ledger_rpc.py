@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ledger.ledger_files import assertion, conflict, write_state
-from tests.ledger.support import SCOPED
+from tests.support.files import assertion, conflict, write_state
+from tests.support.postures import SCOUT_ONLY
 
 STORES = ["knowledge_graph", "vector", "timeline", "todo", "top_of_mind"]
 
@@ -211,8 +211,8 @@ def test_index_is_refused_read_only_and_not_advertised(rpc, ledger):
     assert json.loads(ledger.read_text()) == LEDGER  # untouched
 
 
-def test_scoped_reader_is_denied_the_ledger_and_not_shown_it(rpc, ledger, access_posture):
-    access_posture(SCOPED)
+def test_scoped_reader_is_denied_the_ledger_and_not_shown_it(rpc, ledger, access_toml):
+    access_toml(SCOUT_ONLY)
     for method in ("mobkit/memory/query", "mobkit/memory/stores"):
         assert rpc(method)["error"] == {
             "code": -32030,

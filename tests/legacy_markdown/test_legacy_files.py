@@ -8,20 +8,12 @@ import pytest
 
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.store.legacy_markdown import IMPORT_FAILED, IMPORTED, PENDING, LegacyRecord, render_markdown
-from memory_panel.store.realms import encode_path_segment
 from mobkit_console.access.caller import access_for_subject
-from tests.ledger.support import READER, SCOPED
+from tests.support.files import write_md
+from tests.support.postures import READER, SCOUT_ONLY
 
 PAGE = "/console/memory/legacy/"
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-def write_md(root: Path, realm: str, identity: str, records: list[LegacyRecord], suffix: str = ".md") -> Path:
-    folder = root / encode_path_segment(realm)
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{encode_path_segment(identity)}{suffix}"
-    path.write_text(render_markdown(records), encoding="utf-8")
-    return path
 
 
 def rec(memory_id: str, title: str, body: str) -> LegacyRecord:
@@ -59,8 +51,8 @@ def test_an_oversized_file_is_reported_not_raised(agent_memory_dir, settings):
     assert big.error == "agent memory file exceeds bundled retention cap of 8388608 bytes"
 
 
-def test_files_follow_identity_access(legacy_tree, access_posture):
-    access_posture(SCOPED)
+def test_files_follow_identity_access(legacy_tree, access_toml):
+    access_toml(SCOUT_ONLY)
     files = legacy_markdown_files(access=access_for_subject(READER))
     assert {(f.realm, f.identity) for f in files} == {("default", "identity:scout"), ("team.blue", "identity:scout")}
 

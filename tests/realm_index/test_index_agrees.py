@@ -23,6 +23,7 @@ from memory_panel.services.store_writer import (
     realm_scope,
 )
 from mobkit_console.access.caller import Access, access_for_subject
+from tests.support.postures import TWO_AGENTS_AND_MOBS
 
 pytestmark = pytest.mark.django_db
 
@@ -168,29 +169,11 @@ def test_a_replaced_realm_file_is_never_served_from_the_old_index(realm_writer, 
     assert titles == ["Restored record"]
 
 
-PARTIAL_READER = """
-enabled = true
-admins = ["root@example.test"]
-
-[[rules]]
-id = "two-agents-and-mobs"
-subjects = ["reader@example.test"]
-actions = ["agent.view", "agent.memory.read", "mob.memory.read"]
-agents = ["identity:luka", "identity:router"]
-
-[[rules]]
-id = "mobs"
-subjects = ["reader@example.test"]
-actions = ["mob.memory.read"]
-"""
-
-
 @pytest.mark.parametrize("limit", [1, 7, 50])
-def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(realm_writer, settings, tmp_path, limit):
+def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(realm_writer, settings, access_toml, limit):
     writer = realm_writer("default")
     _random_history(writer, random.Random(5), 160)
-    (tmp_path / "access.toml").write_text(PARTIAL_READER)
-    settings.MOBKIT_ACCESS_CONFIG = tmp_path / "access.toml"
+    access_toml(TWO_AGENTS_AND_MOBS)
     reader = access_for_subject("reader@example.test")
     direct = _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader)
     assert direct and {key for _, key in _scopes_of(writer, direct)} <= {"identity:luka", "identity:router", "ops"}

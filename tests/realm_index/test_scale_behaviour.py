@@ -20,6 +20,7 @@ from memory_panel.selectors.records import record_list
 from memory_panel.wire.params import RecordFilter
 from memory_panel.services.store_writer import identity_scope, mob_scope
 from mobkit_console.access.caller import Access, access_for_subject
+from tests.support.postures import LUKA_ONLY_READER
 
 pytestmark = pytest.mark.django_db
 
@@ -101,24 +102,10 @@ def test_a_backlog_past_the_inline_limit_reads_directly_until_rebuilt(realm_writ
     assert _titles() == expected
 
 
-SCOPED_READER = """
-enabled = true
-admins = ["root@example.com"]
-
-[[rules]]
-id = "one-agent-reader"
-subjects = ["reader@example.com"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["identity:luka"]
-"""
-
-
 def test_a_reader_granted_one_agent_pages_through_the_index_as_through_the_file(
-    realm_writer, settings, tmp_path, monkeypatch
+    realm_writer, settings, access_toml, monkeypatch
 ):
-    access_file = tmp_path / "access.toml"
-    access_file.write_text(SCOPED_READER, encoding="utf-8")
-    settings.MOBKIT_ACCESS_CONFIG = access_file
+    access_toml(LUKA_ONLY_READER)
     reader = access_for_subject("reader@example.com")
     writer = realm_writer("default")
     scopes = [identity_scope("default", f"identity:{name}") for name in ("luka", "ana", "router", "mira")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.services.store_writer import identity_scope
-from tests.ledger.support import SCOPED
+from tests.support.postures import SCOUT_ONLY
 
 # The mark (not only the db fixture) sets the test database up before the root conftest lets
 # realm aliases past its guard.
@@ -71,8 +71,8 @@ def test_invalid_params(rpc, realm, params, message):
     assert rpc(METHOD, params)["error"] == {"code": -32602, "message": f"Invalid params: {message}", "data": None}
 
 
-def test_needs_read_and_view_on_that_identity(rpc, realm, access_posture):
-    access_posture(SCOPED)
+def test_needs_read_and_view_on_that_identity(rpc, realm, access_toml):
+    access_toml(SCOUT_ONLY)
     assert [s["memory_id"] for s in rpc(METHOD, {"identity": SCOUT, "query_text": "kayak"})["result"]["selected"]] == [
         "mem-2", "mem-1", "mem-0",
     ]
@@ -103,10 +103,10 @@ def test_page_htmx_request_gets_the_result_fragment(console, realm):
     assert html.lstrip().startswith('<div id="recall-result">') and "<html" not in html
 
 
-def test_page_reports_bad_input_and_denial_in_an_error_box(console, realm, access_posture):
+def test_page_reports_bad_input_and_denial_in_an_error_box(console, realm, access_toml):
     html = console.get(PAGE, {"identity": "two words"}).content.decode()
     assert 'class="alert"' in html and "identity must be a valid non-empty string" in html
-    access_posture(SCOPED)
+    access_toml(SCOUT_ONLY)
     response = console.get(PAGE, {"identity": LEAD, "query_text": "kayak"})
     assert response.status_code == 403
     assert "access denied: agent.memory.read" in response.content.decode()

@@ -10,21 +10,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.rpc.conftest import (
-    CLAIMANT_BODY,
-    LEAD,
-    PANEL,
-    QUARANTINED_BODY,
-    RETIRED_BODY,
-    SCOUT,
-    Written,
-    call,
-    denied,
-    newest_first,
-    panel,
-    reviewer_only,
-)
-from tests.rpc.test_panel_params import overview_rows
+from tests.support.postures import LEAD, SCOUT
+from tests.support.rpc import PANEL, call, denied, panel
+from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY
+from tests.support.written import Written, newest_first, overview_rows, reviewer_only
 
 pytestmark = pytest.mark.django_db
 

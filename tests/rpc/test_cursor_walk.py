@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from memory_panel.store.realm_index import index_dir
-from memory_panel.services.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
-from tests.rpc.conftest import LEAD, SCOUT, T0, TAINT, USER, Written, newest_first, panel, reviewer_only
+from tests.support.postures import LEAD, SCOUT, SCOUT_ONLY, USER
+from tests.support.rpc import panel
+from tests.support.worlds import write_notes
+from tests.support.written import T0, Written, newest_first, reviewer_only
 
 pytestmark = pytest.mark.django_db
 
@@ -29,28 +31,6 @@ def paging_path(request, settings) -> Iterator[str]:
     yield request.param
     built = list(index_dir().rglob("gen-*.sqlite3"))
     assert bool(built) == (request.param == "realm_index")  # the walk really took this path
-
-
-def write_realm(root: Path, realm: str, count: int, *, start_ms: int = T0, tie_every: int = 3,
-                pick_scope=None) -> list[Written]:
-    """``count`` records whose timestamps tie in runs of ``tie_every`` (the ManualClock stands still)."""
-    clock = ManualClock(start_ms)
-    rows: list[Written] = []
-    with StoreWriter.create(realm, root=root, clock=clock) as writer:
-        for i in range(count):
-            if i % tie_every == 0:
-                clock.advance(10)
-            kind, key, quarantine = pick_scope(i) if pick_scope else ("identity", SCOUT if i % 2 else LEAD, False)
-            scope = identity_scope(realm, key) if kind == "identity" else mob_scope(realm, key)
-            author = agent(key) if quarantine else {"author": "application"}
-            title, body = f"{realm} note {i}", f"{realm} body {i}"
-            memory_id = writer.remember(scope, title, body, author=author, gate_reason=TAINT if quarantine else None)
-            rows.append(Written(
-                id=memory_id, realm=realm, scope_kind=kind, scope_key=key, title=title, body=body,
-                created_at_ms=clock(), updated_at_ms=clock(), author=author,
-                status={"status": "quarantined", "reason": TAINT} if quarantine else {"status": "active"},
-                ever_quarantined=quarantine))
-    return rows
 
 
 def walk(client, params: dict, limit: int) -> list[list[dict]]:
@@ -81,7 +61,7 @@ def assert_walk(client, params: dict, limit: int, want: list[Written]) -> None:
 
 @pytest.fixture
 def one_realm(agent_memory_dir, signed_in) -> list[Written]:
-    rows = write_realm(agent_memory_dir, "walk", 61)
+    rows = write_notes(agent_memory_dir, "walk", 61)
     signed_in(USER)
     return rows
 
@@ -112,7 +92,7 @@ def three_realms(agent_memory_dir, signed_in) -> list[Written]:
     rows: list[Written] = []
     # Same clock start in every realm: timestamps tie across realms as well as within one.
     for realm, count in (("alpha", 17), ("beta", 23), ("gamma", 9)):
-        rows += write_realm(agent_memory_dir, realm, count, tie_every=2 if realm == "beta" else 3)
+        rows += write_notes(agent_memory_dir, realm, count, tie_every=2 if realm == "beta" else 3)
     signed_in(USER)
     return rows
 
@@ -131,18 +111,6 @@ def test_walk_across_realms_one_realm_at_a_time(client, three_realms, limit):
         assert_walk(client, {"realm": realm}, limit, newest_first(r for r in three_realms if r.realm == realm))
 
 
-SCOPED_TOML = f"""
-enabled = true
-admins = ["root@example.test"]
-
-[[rules]]
-id = "scout-only"
-subjects = ["*"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["{SCOUT}"]
-"""
-
-
 def sparse_scope(i: int) -> tuple[str, str, bool]:
     """One visible scout row in seven; the rest are lead rows, mob rows and quarantined scout rows."""
     if i % 7 == 0:
@@ -155,10 +123,8 @@ def sparse_scope(i: int) -> tuple[str, str, bool]:
 
 
 @pytest.fixture
-def scoped_reader(agent_memory_dir, tmp_path, settings, signed_in):
-    path = tmp_path / "access.toml"
-    path.write_text(SCOPED_TOML, encoding="utf-8")
-    settings.MOBKIT_ACCESS_CONFIG = path
+def scoped_reader(agent_memory_dir, access_toml, signed_in):
+    access_toml(SCOUT_ONLY)
     signed_in(USER)
 
 
@@ -166,8 +132,8 @@ def scoped_reader(agent_memory_dir, tmp_path, settings, signed_in):
 def sparse_files(tmp_path_factory) -> tuple[Path, list[Written]]:
     # 490 rows, 70 visible: hidden runs are longer than one read batch, so the fill loop must go on.
     root = tmp_path_factory.mktemp("sparse") / "agent-memory"
-    rows = write_realm(root, "sparse", 420, pick_scope=sparse_scope)
-    rows += write_realm(root, "second", 70, start_ms=T0 + 5, pick_scope=sparse_scope)
+    rows = write_notes(root, "sparse", 420, pick_scope=sparse_scope)
+    rows += write_notes(root, "second", 70, start_ms=T0 + 5, pick_scope=sparse_scope)
     return root, rows
 
 
@@ -183,5 +149,5 @@ def test_scoped_reader_walk_sees_every_visible_row_once_in_full_pages(client, sp
 
 
 def test_scoped_reader_with_nothing_visible_gets_one_empty_page(client, agent_memory_dir, scoped_reader):
-    write_realm(agent_memory_dir, "lead-only", 90, pick_scope=lambda i: ("identity", LEAD, False))
+    write_notes(agent_memory_dir, "lead-only", 90, pick_scope=lambda i: ("identity", LEAD, False))
     assert walk(client, {}, 7) == [[]]

@@ -17,20 +17,10 @@ from memory_panel.services.store_writer import (
     realm_file,
     set_rank_op,
 )
-from tests.rpc.conftest import (
-    DREAM_VERDICT_KEYS,
-    LEAD,
-    SCOUT,
-    T0,
-    TAINT,
-    USER,
-    Written,
-    denied,
-    invalid_params,
-    new_scribe,
-    newest_first,
-    panel,
-)
+from tests.support.postures import LEAD, SCOUT, USER
+from tests.support.rpc import denied, invalid_params, panel
+from tests.support.worlds import DREAM_VERDICT_KEYS
+from tests.support.written import T0, TAINT, Written, new_scribe, newest_first, overview_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -45,24 +35,6 @@ def reader(world, signed_in):
 
 # ---------------------------------------------------------------------------------------------
 # Expected results built from the world's account of what was written
-
-
-def overview_rows(rows: list[Written]) -> list[dict]:
-    """docs/store-format.md §5.6: per (realm, scope) status counts; body_bytes is SQLite LENGTH (characters)."""
-    buckets: dict[tuple, dict] = {}
-    for row in rows:
-        key = (row.realm, row.scope_kind, row.scope_key)
-        bucket = buckets.setdefault(key, {"active": 0, "quarantined": 0, "superseded": 0, "tombstoned": 0,
-                                          "body_bytes": 0})
-        bucket[row.status_kind] += 1
-        bucket["body_bytes"] += len(row.body)
-    order = {"identity": 0, "mob": 1, "operator": 2, "realm": 3}
-    out = [
-        {"realm": realm, "scope_kind": kind, "scope_key": key, **counts,
-         "floor_pressure": counts["active"] >= 4000 or counts["body_bytes"] >= 33_554_432}
-        for (realm, kind, key), counts in buckets.items()
-    ]
-    return sorted(out, key=lambda s: (order[s["scope_kind"]], s["realm"], s["scope_key"]))
 
 
 def expected(world, method: str, realm: str | None = None) -> dict:

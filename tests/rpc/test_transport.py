@@ -7,7 +7,9 @@ import json
 import pytest
 
 from mobkit_console.accounts.tokens import token_issue
-from tests.rpc.conftest import PANEL, RPC, USER, call, post_raw, user_with_subject
+from tests.support.clients import user_with_subject
+from tests.support.postures import USER
+from tests.support.rpc import PANEL, RPC, call, post_raw
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +196,48 @@ def test_no_csrf_token_needed_for_a_session_post(reader, world):
     strict.force_login(reader)
     reply = call(strict, "mobkit/capabilities")
     assert reply.status == 200
+
+
+# Issue 14: JSON Python's decoder accepts but the console cannot answer (or echo) is refused
+# whole as -32600 with id null, naming the field; never a 500, never an invalid-JSON reply.
+NOT_FINITE = "is not a finite number (JSON has no NaN or Infinity)"
+
+
+def nested_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def invalid_request(detail: str) -> dict:
+    return {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": f"Invalid Request: {detail}", "data": None}}
+
+
+@pytest.mark.parametrize(
+    "raw, detail",
+    [
+        ('{"jsonrpc": "2.0", "id": NaN, "method": "mobkit/capabilities"}', f"request.id: NaN {NOT_FINITE}"),
+        ('{"jsonrpc": "2.0", "id": 1e999, "method": "mobkit/capabilities"}', f"request.id: 1e999 {NOT_FINITE}"),
+        ('[{"jsonrpc": "2.0", "id": 1, "method": "mobkit/capabilities"}, {"jsonrpc": "2.0", "id": -Infinity}]',
+         f"batch[1].id: -Infinity {NOT_FINITE}"),
+        (json.dumps(request(PANEL + "records", 1, {"realm": "default\ud800"})),
+         "request.params.realm: lone surrogate \\ud800 is not valid Unicode"),
+        (json.dumps(request(PANEL + "records", 1, {"limit": float("nan")})), f"request.params.limit: NaN {NOT_FINITE}"),
+        ("[" * 1000 + "]" * 1000, "body: nested deeper than 64 levels"),
+        (json.dumps(request(PANEL + "records", 1, {"realm": nested_list(100)})),
+         "request.params.realm[0][0][0][0]…: nested deeper than 64 levels"),
+    ],
+)
+def test_json_the_console_cannot_answer_is_invalid_request_naming_the_field(client, reader, raw, detail):
+    reply = post_raw(client, raw)
+    assert reply.status == 200
+    assert reply.body == invalid_request(detail)
+    json.loads(reply.raw, parse_constant=pytest.fail)  # the reply itself is strict JSON
+
+
+def test_deeply_nested_body_without_credentials_is_a_clean_401(client, world):
+    reply = post_raw(client, "[" * 1000 + "]" * 1000)
+    assert reply.status == 401
+    assert reply.body == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": UNAUTHORIZED}}

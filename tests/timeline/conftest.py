@@ -1,23 +1,14 @@
-"""Timeline fixtures: real sockets against the real ASGI app, real access.toml files, real ingest."""
+"""Timeline fixtures: real sockets against the real ASGI app, real access.toml files, real ingest.
+
+The socket, ingest and envelope helpers are plain functions in tests/support/sockets.py.
+"""
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
 import pytest
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
-from django.test import AsyncClient
 
-from mobkit_console.accounts.tokens import token_issue, user_for_subject
-from mobkit_console.asgi import application
-
-INGEST_TOKEN = "test-ingest-secret"
+from tests.support.sockets import INGEST_TOKEN
 
 
 @pytest.fixture(autouse=True)
@@ -36,59 +27,7 @@ def ingest_token(settings) -> str:
 
 
 @pytest.fixture
-def access_toml(tmp_path: Path, settings) -> Callable[[str], Path]:
-    """Write access.toml (atomically, as an operator's editor would) and point the console at it."""
-    path = tmp_path / "config" / "access.toml"
-    path.parent.mkdir(exist_ok=True)
-
-    def write(text: str) -> Path:
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(text, encoding="utf-8")
-        os.replace(scratch, path)  # a new inode: the config watcher sees the edit at once
-        settings.MOBKIT_ACCESS_CONFIG = path
-        return path
-
-    return write
-
-
-async def token_for(subject: str) -> str:
-    def issue() -> str:
-        return token_issue(user=user_for_subject(subject))
-
-    return await database_sync_to_async(issue)()
-
-
-async def open_socket(path: str, *, token: str | None = None, query: str = "") -> WebsocketCommunicator:
-    params = "&".join(p for p in (f"auth_token={token}" if token else "", query) if p)
-    communicator = WebsocketCommunicator(application, f"{path}?{params}" if params else path)
-    connected, _ = await communicator.connect()
-    assert connected
-    return communicator
-
-
-async def ingest(body: Any, *, token: str = INGEST_TOKEN) -> tuple[int, dict[str, Any]]:
-    response = await AsyncClient().post(
-        "/console/events",
-        data=json.dumps(body),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {token}"} if token else {},
-    )
-    return response.status_code, response.json()
-
-
-def envelope(identity: str = "_system", event_type: str = "memory.dream.started", /, **data: Any) -> dict[str, Any]:
-    return {"identity": identity, "event_type": event_type, "timestamp_ms": 1_700_000_000_000,
-            "data": {"realm": "default", **data}}
-
-
-async def receive_events(communicator: WebsocketCommunicator, *, quiet_s: float = 0.4) -> list[dict[str, Any]]:
-    """Every frame until the socket stays quiet for ``quiet_s`` (keep-alives skipped).
-
-    ``receive_nothing`` rather than a receive timeout: a timed-out receive cancels the consumer.
-    """
-    out = []
-    while not await communicator.receive_nothing(timeout=quiet_s):
-        frame = await communicator.receive_json_from()
-        if frame["type"] != "keep_alive":
-            out.append(frame)
-    return out
+def access_toml_atomic() -> bool:
+    # An operator's editor renames a new file over access.toml: a new inode, which the config
+    # watcher sees at once.
+    return True

@@ -9,7 +9,7 @@ import pytest
 
 from memory_panel.services.store_writer import StoreWriter, identity_scope
 
-from .servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne
+from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne
 
 CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "correct horse battery staple"

@@ -8,8 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from mobkit_console.timeline.models import TimelineEvent
-
-from .conftest import envelope, ingest, open_socket, receive_events
+from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,6 +60,14 @@ def _with(**changes):
 
 
 _DROP = object()
+NOT_FINITE = "is not a finite number (JSON has no NaN or Infinity)"
+
+
+def nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
 
 
 @pytest.mark.parametrize(
@@ -84,6 +91,12 @@ _DROP = object()
         (_with(event_id=""), "events[2].event_id: must be a non-empty string when present"),
         (_with(event_id="e" * 201), "events[2].event_id: at most 200 characters"),
         ("not an object", "events[2]: must be an object"),
+        # Issue 14: Python's json accepts these, the event log cannot store or send them back.
+        (_with(data={"score": float("nan")}), f"events[2].data.score: NaN {NOT_FINITE}"),
+        (_with(data={"score": [1, float("-inf")]}), f"events[2].data.score[1]: -Infinity {NOT_FINITE}"),
+        (_with(identity="scout\ud800"), "events[2].identity: lone surrogate \\ud800 is not valid Unicode"),
+        (_with(data={"note": "ok \udfff"}), "events[2].data.note: lone surrogate \\udfff is not valid Unicode"),
+        (_with(data={"x\udc00": 1}), "events[2].data.x\\udc00: lone surrogate \\udc00 is not valid Unicode"),
     ],
 )
 async def test_batch_with_one_bad_field_is_refused_whole_naming_it(ingest_token, bad, message):
@@ -102,6 +115,10 @@ async def test_batch_with_one_bad_field_is_refused_whole_naming_it(ingest_token,
         (b"42", "body: must be an event object or an array of them"),
         (json.dumps(_with(timestamp_ms="x")).encode(), "event.timestamp_ms: must be an integer"),
         (json.dumps([envelope()] * 1001).encode(), "events: at most 1000 events per request"),
+        (b"[" * 1000 + b"]" * 1000, "body: nested deeper than 64 levels"),
+        (json.dumps(_with(data=nested(100))).encode(), "event.data.a.a.a.a.a…: nested deeper than 64 levels"),
+        (b'{"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 1e999, "data": {}}',
+         f"event.timestamp_ms: 1e999 {NOT_FINITE}"),
     ],
 )
 async def test_malformed_body_is_refused_with_clear_message(ingest_token, raw, message):
@@ -149,8 +166,6 @@ async def test_same_source_id_twice_in_one_batch_is_one_event(ingest_token):
 
 
 async def _admin_token() -> str:
-    from .conftest import token_for
-
     return await token_for("admin@example.test")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from .servers import WsClient, daphne_servers, deployment_env, manage, post_events
+from tests.support.servers import WsClient, daphne_servers, deployment_env, manage, post_events
 
 REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -13,35 +13,12 @@ from mobkit_console.asgi import application
 from mobkit_console.timeline.consumers import EventStreamConsumer
 from mobkit_console.timeline.models import TimelineEvent
 from mobkit_console.timeline.services import events_prune
-
-from .conftest import envelope, ingest, open_socket, receive_events, token_for
+from tests.support.postures import TIMELINE_AUDIENCE
+from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EVENTS_PATH = "/ws/console/events/"
-
-# alice administers; bob sees one agent and reads its memory; carol sees every agent (so _system)
-# but reads no memory; dave sees every agent and reads mob memory.
-POLICY = """
-enabled = true
-admins = ["alice@example.test"]
-
-[[rules]]
-id = "bob-luka"
-subjects = ["bob@example.test"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["identity:luka"]
-
-[[rules]]
-id = "carol-view"
-subjects = ["carol@example.test"]
-actions = ["agent.view"]
-
-[[rules]]
-id = "dave-mob"
-subjects = ["dave@example.test"]
-actions = ["agent.view", "mob.memory.read"]
-"""
 
 VISIBILITY_EVENTS = {
     "luka": envelope("identity:luka", "memory.harvest.completed", identity="identity:luka", promoted=1, tombstoned=0),
@@ -78,7 +55,7 @@ async def test_unauthenticated_socket_is_closed_with_4401(path, token):
     ],
 )
 async def test_each_socket_gets_only_events_its_subject_may_see(ingest_token, access_toml, subject, expected):
-    access_toml(POLICY)
+    access_toml(TIMELINE_AUDIENCE)
     socket = await open_socket(EVENTS_PATH, token=await token_for(subject))
 
     status, body = await ingest(list(VISIBILITY_EVENTS.values()))
@@ -134,7 +111,7 @@ async def test_replay_after_disconnect_delivers_exactly_the_missed_events_then_l
 
 
 async def test_replay_skips_events_the_caller_may_not_see(ingest_token, access_toml):
-    access_toml(POLICY)
+    access_toml(TIMELINE_AUDIENCE)
     _, first = await ingest(envelope("identity:luka", "memory.harvest.completed"))
     _, later = await ingest([envelope("identity:mira", "memory.harvest.completed"),
                              envelope("identity:luka", "memory.distill.timed_out")])
@@ -165,14 +142,14 @@ async def test_replay_unavailable_when_the_log_does_not_hold_the_cursor(ingest_t
 
 
 async def test_revoked_subject_stops_receiving_within_five_seconds(ingest_token, access_toml):
-    access_toml(POLICY)
+    access_toml(TIMELINE_AUDIENCE)
     bob = await open_socket(EVENTS_PATH, token=await token_for("bob@example.test"))
     alice = await open_socket(EVENTS_PATH, token=await token_for("alice@example.test"))
     await ingest(envelope("identity:luka", "memory.harvest.completed"))
     assert len(await receive_events(bob, quiet_s=0.2)) == 1
     await receive_events(alice, quiet_s=0.2)
 
-    access_toml(POLICY.replace('actions = ["agent.view", "agent.memory.read"]', 'actions = ["agent.memory.read"]'))
+    access_toml(TIMELINE_AUDIENCE.replace('actions = ["agent.view", "agent.memory.read"]', 'actions = ["agent.memory.read"]'))
     revoked_at = time.monotonic()
     cut_off_after = None
     while time.monotonic() - revoked_at < 6:

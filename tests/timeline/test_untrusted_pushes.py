@@ -8,26 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from .conftest import envelope, ingest, open_socket, receive_events, token_for
+from tests.support.postures import STAR_AND_ONE_AGENT_VIEWERS
+from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-VIEWERS = """
-enabled = true
-admins = ["root@example.test"]
-
-[[rules]]
-id = "star-viewer"
-subjects = ["star@example.test"]
-actions = ["agent.view"]
-agents = ["*"]
-
-[[rules]]
-id = "router-viewer"
-subjects = ["router@example.test"]
-actions = ["agent.view"]
-agents = ["identity:router"]
-"""
 
 
 async def test_a_verdict_reaches_view_only_readers_without_reviewer_or_rationale(ingest_token):
@@ -45,7 +29,7 @@ async def test_a_verdict_reaches_view_only_readers_without_reviewer_or_rationale
 
 
 async def test_system_events_follow_agents_star_but_not_other_agents(ingest_token, access_toml):
-    access_toml(VIEWERS)
+    access_toml(STAR_AND_ONE_AGENT_VIEWERS)
     star = await open_socket("/ws/console/events/", token=await token_for("star@example.test"))
     router = await open_socket("/ws/console/events/", token=await token_for("router@example.test"))
     await ingest(envelope("_system", "memory.dream.started", run_id="dream-1"))

@@ -22,8 +22,7 @@ from memory_panel.services.store_writer import (
 )
 from mobkit_console.timeline.models import RealmWatermark, TimelineEvent
 from mobkit_console.timeline.watcher import RealmWatcher, lease_acquire, lease_release
-
-from .conftest import open_socket, receive_events, token_for
+from tests.support.sockets import open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

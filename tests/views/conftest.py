@@ -1,4 +1,5 @@
-"""Memory panel page fixtures: signed-in clients per subject, access.toml postures, hostile records."""
+"""Memory panel page fixtures: the panel realm, signed-in clients per subject (postures come from
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.conftest import allow_realm_aliases
-from tests.views.postures import write_posture
+from tests.support.clients import local_part_user, signed_in_client
+from tests.support.realm_guard import allow_realm_aliases
+from tests.support.worlds import PanelRealm, write_panel_realm
 
 
 @pytest.fixture
@@ -24,21 +25,12 @@ def client_for(realm_aliases_allowed) -> Callable[[str], Client]:
     """A Django test client signed in as the user whose subject (email) is ``subject``."""
 
     def make(subject: str = "demo@example.test") -> Client:
-        user, _ = get_user_model().objects.get_or_create(username=subject.split("@")[0], defaults={"email": subject})
-        client = Client()
-        client.force_login(user)
-        return client
+        return signed_in_client(local_part_user(subject))
 
     return make
 
 
 @pytest.fixture
-def posture(tmp_path: Path, settings) -> Callable[[str], Path]:
-    """Point MOBKIT_ACCESS_CONFIG at a real access.toml holding one of the postures by name."""
-
-    def use(name: str) -> Path:
-        path = write_posture(tmp_path / "config", name)
-        settings.MOBKIT_ACCESS_CONFIG = path
-        return path
-
-    return use
+def realm(agent_memory_dir: Path) -> PanelRealm:
+    """The panel realm ``default`` (tests/support/worlds.py ``write_panel_realm``)."""
+    return write_panel_realm(agent_memory_dir)

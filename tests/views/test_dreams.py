@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory_panel.services.store_writer import ManualClock, StoreWriter, create_op, mob_scope, new_record
-from tests.views.postures import SCOPED
-from tests.views.realms import write_panel_realm
+from tests.support.postures import SCOUT_READER
+from tests.support.worlds import write_panel_realm
 
 URL = "/console/memory/dreams/"
 
@@ -60,6 +60,6 @@ def test_no_runs_is_an_empty_state(client_for, agent_memory_dir):
 def test_without_realm_history_grant_dreams_say_no_grant(client_for, agent_memory_dir, posture):
     write_panel_realm(agent_memory_dir)
     posture("standard")
-    page = client_for(SCOPED).get(URL).content.decode()
+    page = client_for(SCOUT_READER).get(URL).content.decode()
 
     assert "No grant." in page and "dream-card" not in page

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
-from tests.views.postures import NO_OPERATOR, READER, REVIEWER, SCOPED
-from tests.views.realms import write_panel_realm
+from tests.support.postures import NO_OPERATOR, READER, REVIEWER, SCOUT_READER
+from tests.support.worlds import write_panel_realm
 
 URL = "/console/memory/"
-
-
-@pytest.fixture
-def realm(agent_memory_dir):
-    return write_panel_realm(agent_memory_dir)
 
 
 def scope_rows(page: str) -> list[str]:
@@ -56,7 +50,7 @@ def test_unreadable_scope_kind_is_a_no_grant_row_not_a_zero(client_for, realm, p
 
 def test_caller_without_realm_history_sees_no_grant_for_the_whole_table(client_for, realm, posture):
     posture("standard")
-    page = client_for(SCOPED).get(URL).content.decode()
+    page = client_for(SCOUT_READER).get(URL).content.decode()
 
     assert "No grant." in page and "agent.memory.read" in page
     assert "<table" not in page

@@ -4,28 +4,22 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
-from tests.views.postures import READER, REVIEWER
-from tests.views.realms import QUARANTINED_BODY, QUARANTINED_TITLE, write_panel_realm
+from tests.support.postures import READER, REVIEWER
+from tests.support.worlds import PANEL_QUARANTINED_BODY, PANEL_QUARANTINED_TITLE
 
 URL = "/console/memory/quarantine/"
-
-
-@pytest.fixture
-def realm(agent_memory_dir):
-    return write_panel_realm(agent_memory_dir)
 
 
 def test_reviewer_sees_the_queue_with_reason_scope_and_lineage(client_for, realm, posture):
     posture("standard")
     page = client_for(REVIEWER).get(URL).content.decode()
 
-    assert QUARANTINED_TITLE in page
+    assert PANEL_QUARANTINED_TITLE in page
     assert "session tainted by MCP server &#x27;scraper&#x27;" in page
     assert "identity identity:mira" in page
     assert f'claims to supersede <a class="mono" href="/console/memory/records/{realm.ids["seat_v3"]}/?realm=default"' in page
-    assert QUARANTINED_BODY not in page  # list rows are body-free, even for reviewers
+    assert PANEL_QUARANTINED_BODY not in page  # list rows are body-free, even for reviewers
 
 
 def test_page_is_read_only_and_says_where_verdicts_are_made(client_for, realm):
@@ -50,7 +44,7 @@ def test_reader_without_review_gets_no_grant_and_no_tab(client_for, realm, postu
     page = client_for(READER).get(URL).content.decode()
 
     assert "No grant." in page and "memory.quarantine.review" in page
-    assert QUARANTINED_TITLE not in page
+    assert PANEL_QUARANTINED_TITLE not in page
     assert 'href="/console/memory/quarantine/"' not in page
 
 
@@ -71,6 +65,6 @@ def test_no_quarantined_text_in_any_page_a_reader_without_review_receives(client
     ]
     for url in urls:
         page = client.get(url.replace("&amp;", "&")).content.decode()
-        assert QUARANTINED_BODY not in page, url
-        assert QUARANTINED_TITLE not in page, url
+        assert PANEL_QUARANTINED_BODY not in page, url
+        assert PANEL_QUARANTINED_TITLE not in page, url
         assert "Exit row, always." not in page and "Prefers the exit row" not in page, url

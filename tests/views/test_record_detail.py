@@ -8,13 +8,8 @@ import re
 
 import pytest
 
-from tests.views.postures import READER, REVIEWER, SCOPED
-from tests.views.realms import QUARANTINED_BODY, write_panel_realm
-
-
-@pytest.fixture
-def realm(agent_memory_dir):
-    return write_panel_realm(agent_memory_dir)
+from tests.support.postures import READER, REVIEWER, SCOUT_READER
+from tests.support.worlds import PANEL_QUARANTINED_BODY
 
 
 @pytest.fixture
@@ -90,7 +85,7 @@ def test_dreams_section_lists_steward_runs_that_touched_the_record(client, realm
 
 def test_dreams_section_without_realm_history_grant_says_no_grant(client_for, realm, posture):
     posture("standard")
-    page = detail(client_for(SCOPED), realm.ids["seat_v3"]).content.decode()
+    page = detail(client_for(SCOUT_READER), realm.ids["seat_v3"]).content.decode()
     dreams = page.split('id="dreams-heading"', 1)[1].split("</section>", 1)[0]
 
     assert "Aisle short, window long." in page  # the record itself is readable
@@ -118,14 +113,14 @@ def test_quarantined_record_is_denied_to_a_reader_without_review(client_for, rea
 
     assert response.status_code == 403
     assert "No grant." in page and "memory.quarantine.review" in page
-    assert QUARANTINED_BODY not in page
+    assert PANEL_QUARANTINED_BODY not in page
 
 
 def test_reviewer_reads_the_quarantined_body_and_reason(client_for, realm, posture):
     posture("standard")
     page = detail(client_for(REVIEWER), realm.ids["quarantined"]).content.decode()
 
-    assert QUARANTINED_BODY in page
+    assert PANEL_QUARANTINED_BODY in page
     assert "Quarantined: session tainted by MCP server &#x27;scraper&#x27;" in page
 
 

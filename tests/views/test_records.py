@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.views.postures import NO_OPERATOR, SCOPED
-from tests.views.realms import ANA_PROCEDURES, LUKA_FACTS, MOB_GOTCHAS, write_panel_realm
-from tests.views.support import more_href, row_ids
+from tests.support.html import more_href, row_ids
+from tests.support.postures import NO_OPERATOR, SCOUT_READER
+from tests.support.worlds import ANA_PROCEDURES, LUKA_FACTS, MOB_GOTCHAS
 
 URL = "/console/memory/records/"
 HX = {"HTTP_HX_REQUEST": "true"}
 # write_panel_realm: 23 luka facts + 3-chain + claimant; ana 4; mira 1 (quarantined); ops 3 + 1
 # steward-created; oncall 1; realm 1.
 ALL_RECORDS = LUKA_FACTS + 4 + ANA_PROCEDURES + 1 + MOB_GOTCHAS + 1 + 1 + 1
-
-
-@pytest.fixture
-def realm(agent_memory_dir):
-    return write_panel_realm(agent_memory_dir)
 
 
 @pytest.fixture
@@ -183,7 +178,7 @@ def test_denied_scope_filter_says_no_grant_not_empty(client_for, realm, posture)
 
 def test_scoped_reader_sees_only_its_identity(client_for, realm, posture):
     posture("standard")
-    page = client_for(SCOPED).get(URL, {"limit": "200"}).content.decode()
+    page = client_for(SCOUT_READER).get(URL, {"limit": "200"}).content.decode()
 
     # identity:luka's rows minus the quarantined claimant (no review grant)
     assert len(row_ids(page)) == LUKA_FACTS + 3

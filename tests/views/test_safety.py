@@ -7,7 +7,7 @@ import re
 import pytest
 
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
-from tests.views.realms import ATTRIBUTE, HOSTILE, SCRIPT, write_panel_realm
+from tests.support.worlds import ATTRIBUTE, HOSTILE, SCRIPT, write_panel_realm
 
 PAGES = (
     "/console/memory/",

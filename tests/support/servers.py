@@ -1,6 +1,7 @@
-"""Real daphne processes for the multi-process and browser tests, and a small WebSocket client.
+"""Servers the tests start: real daphne processes (multi-process and browser timeline tests), a
+small WebSocket client, and a raw TCP server answering fixed bytes (the ledger health checks).
 
-Each server is ``daphne mobkit_console.asgi:application`` in a subprocess, pointed at a console
+Each daphne server is ``daphne mobkit_console.asgi:application`` in a subprocess, pointed at a console
 database and a persistent_state directory under the test's tmp_path, so they share what a real
 deployment's processes share.
 """
@@ -13,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -158,3 +160,30 @@ class WsClient:
 
     async def close(self) -> None:
         await self.connection.close()
+
+
+class RawServer:
+    """A one-connection-at-a-time TCP server answering every request with fixed bytes."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.reply = reply
+        self.requests: list[bytes] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.requests.append(conn.recv(4096))
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        self.sock.close()

@@ -1,4 +1,4 @@
-"""Reading the panel's HTML in tests: row ids, the "load more" link, visible text."""
+"""Reading the panel's HTML in tests: row ids, the "load more" link."""
 
 from __future__ import annotations
 

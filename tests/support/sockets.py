@@ -1,0 +1,58 @@
+"""The timeline's transports in tests: tokens, sockets on the real ASGI app, ingest, envelopes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import AsyncClient
+
+from mobkit_console.accounts.tokens import token_issue, user_for_subject
+from mobkit_console.asgi import application
+
+INGEST_TOKEN = "test-ingest-secret"
+
+
+async def token_for(subject: str) -> str:
+    def issue() -> str:
+        return token_issue(user=user_for_subject(subject))
+
+    return await database_sync_to_async(issue)()
+
+
+async def open_socket(path: str, *, token: str | None = None, query: str = "") -> WebsocketCommunicator:
+    params = "&".join(p for p in (f"auth_token={token}" if token else "", query) if p)
+    communicator = WebsocketCommunicator(application, f"{path}?{params}" if params else path)
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def ingest(body: Any, *, token: str = INGEST_TOKEN) -> tuple[int, dict[str, Any]]:
+    response = await AsyncClient().post(
+        "/console/events",
+        data=json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
+    return response.status_code, response.json()
+
+
+def envelope(identity: str = "_system", event_type: str = "memory.dream.started", /, **data: Any) -> dict[str, Any]:
+    return {"identity": identity, "event_type": event_type, "timestamp_ms": 1_700_000_000_000,
+            "data": {"realm": "default", **data}}
+
+
+async def receive_events(communicator: WebsocketCommunicator, *, quiet_s: float = 0.4) -> list[dict[str, Any]]:
+    """Every frame until the socket stays quiet for ``quiet_s`` (keep-alives skipped).
+
+    ``receive_nothing`` rather than a receive timeout: a timed-out receive cancels the consumer.
+    """
+    out = []
+    while not await communicator.receive_nothing(timeout=quiet_s):
+        frame = await communicator.receive_json_from()
+        if frame["type"] != "keep_alive":
+            out.append(frame)
+    return out
