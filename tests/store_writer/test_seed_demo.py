@@ -52,10 +52,10 @@ def test_seed_demo_refuses_to_overwrite_unless_forced(agent_memory_dir):
     assert query(main, "SELECT memory_id FROM records ORDER BY memory_id") != before
 
 
-def test_seed_demo_creates_the_directory_and_honours_realm(agent_memory_dir, settings):
+def test_seed_demo_creates_the_directory_and_writes_the_named_realm_alone(agent_memory_dir, settings):
     settings.MOBKIT_AGENT_MEMORY_ROOT = agent_memory_dir / "fresh" / "agent-memory"
     call_command("seed_demo", "--realm", "staging")
-    assert realm_names() == ["staging", "team:blue"]
+    assert realm_names() == ["staging"]
 
 
 def test_demo_realms_fixture_names_story_records(demo_realms):

@@ -19,7 +19,7 @@ from memory_panel.selectors.injections import injection_log
 from memory_panel.selectors.pending import pending_harvests, pending_proposals
 from memory_panel.selectors.quarantine import quarantine_queue
 from memory_panel.selectors.records import record_list
-from memory_panel.wire import results
+from memory_panel.wire import results, rust_debug
 from memory_panel.wire.params import LISTS_MAX_LIMIT, RECORDS_MAX_LIMIT, RecordFilter
 from mobkit_console.access.caller import Access
 from tests.support.written import TAINT, newest_first, overview_rows
@@ -136,4 +136,4 @@ def test_realm_history_rows_serialise_field_for_field(world, select, serialise, 
     ],
 )
 def test_author_debug_is_rusts_debug_format(author, debug):
-    assert results.author_debug(author) == debug
+    assert rust_debug.author_debug(author) == debug
