@@ -6,6 +6,8 @@ a cursor names the last row shown and the next page starts strictly after it.
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,3 +75,59 @@ def keyset_predicate(cursor: Cursor, *, placeholder: str = "?", order_ms: str = 
     if cursor.updated_at_ms > SQLITE_INT_MAX:  # a valid u64 cursor SQLite cannot bind: every row is after it
         return "1", []
     return f"({order_ms}, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]
+
+
+# ---------------------------------------------------------------------------------------------
+# Search results are ordered by window, score, then newest first (docs/search.md §3); their
+# cursor is the console's own, opaque to callers: "s1." and base64url of [bm25, updated_at_ms,
+# memory_id, query digest, window shift or null, window]. The digest ties a cursor to the query
+# it came from; the shift keeps the ranking windows of the first page for the whole walk.
+
+SEARCH_CURSOR_PREFIX = "s1."
+
+
+@dataclass(frozen=True)
+class SearchCursor:
+    bm25: float
+    updated_at_ms: int
+    memory_id: str
+    query_digest: str
+    window_shift: int | None = None
+    window: int = 0
+
+    def encode(self) -> str:
+        fields = [self.bm25, self.updated_at_ms, self.memory_id, self.query_digest, self.window_shift, self.window]
+        payload = json.dumps(fields, separators=(",", ":"))
+        return SEARCH_CURSOR_PREFIX + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
+    """A cursor from ``next_cursor`` of the same query; absent or blank means the first page."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str) or not raw.strip().startswith(SEARCH_CURSOR_PREFIX):
+        raise InvalidParams("malformed cursor")
+    encoded = raw.strip()[len(SEARCH_CURSOR_PREFIX) :]
+    try:
+        bm25, updated_at_ms, memory_id, digest, shift, window = json.loads(
+            base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+        )
+    except (ValueError, TypeError):
+        raise InvalidParams("malformed cursor") from None
+    if (
+        not isinstance(bm25, (int, float))
+        or isinstance(bm25, bool)
+        or not _is_int(updated_at_ms)
+        or not isinstance(memory_id, str)
+        or not isinstance(digest, str)
+        or not (shift is None or (_is_int(shift) and 0 < shift < 63))
+        or not (_is_int(window) and 0 <= window < 2**62)
+    ):
+        raise InvalidParams("malformed cursor")
+    if digest != query_digest:
+        raise InvalidParams("cursor belongs to another query or filters: start again without it")
+    return SearchCursor(float(bm25), updated_at_ms, memory_id, digest, shift, window)

@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from memory_panel.views import ledger, memory
+from memory_panel.views import export, ledger, memory
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
     path("memory/records/", memory.records, name="memory-records"),
+    path("memory/records.csv", export.records_csv, name="memory-records-csv"),
+    path("memory/records.ndjson", export.records_ndjson, name="memory-records-ndjson"),
     # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.
     path("memory/records/<path:memory_id>/", memory.record_detail, name="memory-record"),
     path("memory/quarantine/", memory.quarantine, name="memory-quarantine"),

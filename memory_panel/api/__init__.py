@@ -12,6 +12,6 @@ from memory_panel.api.method import ApiMethod
 
 def all_methods() -> tuple[ApiMethod, ...]:
     """Every method the app defines, in the order ``mobkit/capabilities`` lists them."""
-    from memory_panel.api import ledger, panel
+    from memory_panel.api import ledger, panel, search
 
-    return (*panel.METHODS, *ledger.METHODS)
+    return (*panel.METHODS, *ledger.METHODS, *search.METHODS)

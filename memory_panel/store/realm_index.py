@@ -29,10 +29,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
+from typing import TypeVar
 
 from memory_panel import conf
 
@@ -40,6 +41,7 @@ from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
 
 logger = logging.getLogger("memory_panel.store.realm_index")
+Delta = TypeVar("Delta")
 
 # Above this many new audit rows a request does not catch up inline; a rebuild does.
 MAX_INLINE_DELTA = 5000
@@ -251,7 +253,11 @@ def _realm_rows(path: Path) -> int:
 
 
 def _newest_generation(realm: str) -> Path | None:
-    directory = _realm_dir(realm)
+    return newest_generation_in(_realm_dir(realm))
+
+
+def newest_generation_in(directory: Path) -> Path | None:
+    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory`` (the search index's too)."""
     if not directory.is_dir():
         return None
     ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
@@ -286,7 +292,20 @@ class _readonly:
 
 
 def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
-    """Apply the audit rows past the high-water mark; False when only a rebuild can help."""
+    return catch_up_from_audit(path, conn, _read_delta, _apply_delta)
+
+
+def catch_up_from_audit(
+    path: Path,
+    conn: sqlite3.Connection,
+    read: Callable[[sqlite3.Connection, int, set[str]], Delta],
+    apply: Callable[[sqlite3.Connection, Delta], None],
+) -> bool:
+    """Apply the audit rows past the high-water mark; False when only a rebuild can help.
+
+    ``read(source, high_water, touched ids)`` gathers what the index needs from one snapshot of
+    the realm; ``apply(conn, gathered)`` writes it. The search index is kept current this way too.
+    """
     high_water, token = _high_water(conn)
     with _readonly(path) as source:
         source.execute("BEGIN")  # one snapshot of the realm for the whole catch-up
@@ -303,26 +322,34 @@ def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
             ).fetchall()
             if len(delta) > MAX_INLINE_DELTA:
                 return False
-            touched = {memory_id for _, _, memory_id in delta if memory_id}
-            rows = _entry_rows(source, touched)
-            # A supersede's audit row names the new record; its prior changed too.
-            priors = {row[6] for row in rows if row[6]} - touched
-            rows += _entry_rows(source, priors)
-            steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+            gathered = read(source, high_water, {memory_id for _, _, memory_id in delta if memory_id})
             last_id, last_token, _ = delta[-1]
         finally:
             source.rollback()
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
-            _apply_entries(conn, rows, missing=touched | priors)
-            conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
+            apply(conn, gathered)
             _set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return True
+
+
+def _read_delta(source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
+    rows = _entry_rows(source, touched)
+    # A supersede's audit row names the new record; its prior changed too.
+    priors = {row[6] for row in rows if row[6]} - touched
+    rows += _entry_rows(source, priors)
+    return rows, touched | priors, source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+
+
+def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> None:
+    rows, missing, steward = delta
+    _apply_entries(conn, rows, missing=missing)
+    conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
 
 
 def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
@@ -379,38 +406,59 @@ def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
 # Building a generation
 
 
-_building: set[str] = set()
-_building_lock = threading.Lock()
+class BackgroundBuilds:
+    """Builds run in a background thread, one per realm at a time in this process."""
+
+    def __init__(self, build: Callable[[str], object], label: str) -> None:
+        self.build = build
+        self.label = label
+        self.building: set[str] = set()
+        self.lock = threading.Lock()
+
+    def start(self, realm: str) -> None:
+        if not conf.realm_index_background():
+            self.build(realm)
+            return
+        with self.lock:
+            if realm in self.building:
+                return
+            self.building.add(realm)
+        threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
+
+    def _run(self, realm: str) -> None:
+        try:
+            self.build(realm)
+        except Exception:
+            logger.exception("building the %s of realm %r failed; pages read the realm directly", self.label, realm)
+        finally:
+            with self.lock:
+                self.building.discard(realm)
 
 
 def start_build(realm: str) -> None:
     """Build a new generation in the background, unless one is already being built here."""
-    if not conf.realm_index_background():
-        build(realm)
-        return
-    with _building_lock:
-        if realm in _building:
-            return
-        _building.add(realm)
-    threading.Thread(target=_build_in_background, args=(realm,), name=f"realm-index:{realm}", daemon=True).start()
-
-
-def _build_in_background(realm: str) -> None:
-    try:
-        build(realm)
-    except Exception:
-        logger.exception("building the index of realm %r failed; pages read the realm directly", realm)
-    finally:
-        with _building_lock:
-            _building.discard(realm)
+    _builds.start(realm)
 
 
 def build(realm: str) -> Path | None:
+    return write_generation(_realm_dir(realm), realm, _fill_generation)
+
+
+def _fill_generation(path: Path, out: sqlite3.Connection) -> int:
+    for statement in _SCHEMA:
+        out.execute(statement)
+    count = _copy_snapshot(path, out)
+    for statement in _INDEXES:
+        out.execute(statement)
+    return count
+
+
+def write_generation(directory: Path, realm: str, fill: Callable[[Path, sqlite3.Connection], int]) -> Path | None:
     """Write a complete new generation from one snapshot of the realm, then retire older ones.
 
-    Returns None when another process holds the build lock (it is building the same realm).
+    ``fill(realm file, new file)`` creates the schema and copies the snapshot, returning the rows
+    copied. Returns None when another process holds the build lock (it is building the same realm).
     """
-    directory = _realm_dir(realm)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "build.lock", "w") as lock:
         try:
@@ -420,7 +468,7 @@ def build(realm: str) -> Path | None:
         started = time.monotonic()
         path = realm_path(realm)
         stat = path.stat()
-        previous = _newest_generation(realm)
+        previous = newest_generation_in(directory)
         number = int(previous.stem.split("-")[1]) + 1 if previous else 1
         target = directory / f"gen-{number}.sqlite3"
         partial = target.with_suffix(".partial")
@@ -429,11 +477,7 @@ def build(realm: str) -> Path | None:
         try:
             out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
             out.execute("PRAGMA synchronous=OFF")
-            for statement in _SCHEMA:
-                out.execute(statement)
-            count = _copy_snapshot(path, out)
-            for statement in _INDEXES:
-                out.execute(statement)
+            count = fill(path, out)
             _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
             # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
             # neither waits for the other (the file records the mode, so it holds after the rename).
@@ -444,8 +488,12 @@ def build(realm: str) -> Path | None:
         for older in directory.glob("gen-*.sqlite3"):
             if older != target:
                 older.unlink(missing_ok=True)  # open connections keep reading it until they move on
-        logger.info("indexed realm %r: %d records in %.1f s", realm, count, time.monotonic() - started)
+        logger.info("indexed realm %r into %s: %d records in %.1f s", realm, directory.parent.name, count,
+                    time.monotonic() - started)
         return target
+
+
+_builds = BackgroundBuilds(build, "realm-index")
 
 
 def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:

@@ -13,12 +13,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import reverse
 
-from memory_panel.cursor import parse_cursor
+from memory_panel.cursor import parse_cursor, parse_search_cursor
 from memory_panel.selectors import biography, dreams as dream_selectors, holdings as holdings_selectors
+from memory_panel.search_text import SearchQuery, parse_query
+from memory_panel.selectors import counts, diff as diff_selectors
 from memory_panel.selectors import pending, quarantine as quarantine_selectors, records as record_selectors
+from memory_panel.selectors import search as search_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
+from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.realms import realm_names
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 from memory_panel.views.render import Section, panel_view, render_page, section
@@ -28,6 +33,8 @@ from memory_panel.wire.params import (
     LISTS_MAX_LIMIT,
     RECORDS_DEFAULT_LIMIT,
     RECORDS_MAX_LIMIT,
+    RecordFilter,
+    param_str,
     parse_kind,
     parse_limit,
     parse_realm,
@@ -39,7 +46,7 @@ from memory_panel.wire.results import record_json
 from mobkit_console.access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
-RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit")
+RECORD_FILTER_PARAMS = ("realm", "scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q")
 
 
 def _page(request: HttpRequest, full: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
@@ -98,22 +105,62 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
 # Records
 
 
+@dataclass(frozen=True)
+class RecordsQuery:
+    """What the Records page and its exports were asked for (same parameters, same meaning)."""
+
+    realm: str | None
+    filters: RecordFilter
+    query: SearchQuery | None
+    identity: IdentityChoice
+
+
+def records_query(params: dict[str, str]) -> RecordsQuery:
+    realm = parse_realm(params.get("realm"))
+    identity = identity_choice(realm=realm, typed=param_str(params, "identity"))
+    if identity.typed is not None:  # docs/search.md §8: "luka" read as "identity:luka"
+        params = {**params, "identity": identity.identity}
+    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
+    query = parse_query(params["q"]) if params.get("q", "").strip() else None
+    return RecordsQuery(realm, filters, query, identity)
+
+
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
-    realm = parse_realm(params.get("realm"))
-    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
-    cursor = parse_cursor(params.get("cursor"))
+    asked = records_query(params)
+    realm, filters, query = asked.realm, asked.filters, asked.query
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
-    page = section(record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor)
+    if query is not None:  # docs/search.md §5: the search box combines with every other filter
+        digest = search_selectors.query_digest(query, filters, realm)
+        cursor = parse_search_cursor(params.get("cursor"), query_digest=digest)
+        page = section(
+            search_selectors.record_search, access=access, realm=realm, query=query, filters=filters, limit=limit,
+            cursor=cursor,
+        )
+    else:
+        cursor = parse_cursor(params.get("cursor"))
+        page = section(
+            record_selectors.record_list, access=access, realm=realm, filters=filters, limit=limit, cursor=cursor
+        )
     state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    shown = _shown_before(request.GET) if cursor is not None else 0
+    rows = page.data.records if page.data else []
     context = {
         "realm": realm,
         "page": page,
-        "claimants": record_selectors.list_claimant_ids(records=page.data.records) if page.data else set(),
+        "rows": rows,
+        "hits": {(hit.record.realm, hit.record.id): hit for hit in page.data.results} if query and page.data else {},
+        "claimants": record_selectors.list_claimant_ids(records=rows),
         "state": state,
-        "more_url": _more_url(state, page),
+        "count": section(counts.record_count, access=access, realm=realm, filters=filters, query=query),
+        "first_shown": shown + 1,
+        "last_shown": shown + len(rows),
+        "more_url": _more_url(state, page, shown + len(rows)),
         "continued": cursor is not None,
+        "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
+        "identity": asked.identity,
+        "known_identities": known_identities(access=access, realm=realm),
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
@@ -121,10 +168,21 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     return _page(request, "memory_panel/records/list.html", fragment, context)
 
 
-def _more_url(state: dict[str, str], page: Section) -> str | None:
+def _shown_before(query: QueryDict) -> int:
+    # How many rows earlier pages showed, for "51–100 of 1,284"; carried by "load more" links.
+    raw = query.get("shown", "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() else 0
+
+
+def _query_string(state: dict[str, str]) -> str:
+    exported = {name: value for name, value in state.items() if name not in ("limit", "cursor")}
+    return "?" + urlencode(exported) if exported else ""
+
+
+def _more_url(state: dict[str, str], page: Section, shown: int) -> str | None:
     if page.data is None or page.data.next_cursor is None:
         return None
-    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode()})
+    return "?" + urlencode({**state, "cursor": page.data.next_cursor.encode(), "shown": shown})
 
 
 @panel_view
@@ -137,8 +195,16 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
         "claimants": biography.claimant_ids(bio.chain),
         "record_json": json.dumps(record_json(bio.record, with_body=True), indent=2, ensure_ascii=False),
         "dreams": section(dream_selectors.record_dreams, access=access, realm=bio.realm, memory_id=bio.record.id),
+        # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
+        "diff": _version_diff(access, bio.realm, request.GET.get("diff", "").strip()),
     }
     return _page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
+
+
+def _version_diff(access: Access, realm: str, memory_id: str) -> Section | None:
+    if not memory_id:
+        return None
+    return section(diff_selectors.version_diff, access=access, realm=realm, memory_id=memory_id)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,6 +219,7 @@ def quarantine(request: HttpRequest, access: Access) -> HttpResponse:
         "realm": realm,
         "limit": limit,
         "queue": section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit),
+        "count": section(counts.quarantine_count, access=access, realm=realm),
     }
     return _page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from memory_panel.selectors.injections import InjectionRow
     from memory_panel.selectors.pending import HarvestRow, ProposalRow
     from memory_panel.selectors.quarantine import PendingPromotionRow
+    from memory_panel.selectors.search import SearchResult
 
 
 def status_json(record: MemoryRecord) -> dict[str, str]:
@@ -58,6 +59,11 @@ def record_json(record: MemoryRecord, *, with_body: bool) -> dict[str, Any]:
     if record.malformed:
         out["malformed_columns"] = list(record.malformed)
     return out
+
+
+def search_result_json(result: SearchResult) -> dict[str, Any]:
+    """A search match: the records list row plus ``snippet`` and ``score`` (docs/wire-contract.md §C.4)."""
+    return {**record_json(result.record, with_body=False), "snippet": result.snippet, "score": result.score}
 
 
 def injection_json(row: InjectionRow, *, with_realm: bool) -> dict[str, Any]:

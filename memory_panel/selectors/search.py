@@ -1,0 +1,163 @@
+"""Search: the records matching a query, best first, in every realm the caller may read (docs/search.md).
+
+The JSON-RPC method, the Records page (``?q=``) and the exports call these functions, so a
+match, its order and its visibility have one implementation. Visibility is the records rule
+(docs/access.md §2.4), applied inside the index query: a row the caller may not read is never
+matched, counted or quoted in a snippet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from memory_panel.cursor import SearchCursor
+from memory_panel.errors import UnknownRealm
+from memory_panel.models import Record
+from memory_panel.search_text import SearchQuery, highlight, snippet
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.records import MemoryRecord
+from memory_panel.store.rows import panel_realms, records_by_id
+from memory_panel.store.search_index import Hit, SearchFilter, SearchIndex, search_index
+from memory_panel.visibility import (
+    hidden_scope_kinds,
+    record_visible,
+    require_record_list,
+    scope_checker,
+    sees_quarantined,
+)
+from memory_panel.wire.params import RecordFilter
+
+if TYPE_CHECKING:
+    from mobkit_console.access.caller import Access
+
+# SQLite binds at most 32766 parameters; a scope list is two per scope.
+MAX_LISTED_SCOPES = 8000
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    record: MemoryRecord
+    score: float  # higher is better: bm25 negated, as callers expect of a score
+    snippet: str  # plain text, matches between MARK_START and MARK_END
+    title: str  # the title with its matches marked the same way (HTML rows only)
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    results: list[SearchResult]
+    next_cursor: SearchCursor | None
+    realms: list[str]
+
+    @property
+    def records(self) -> list[MemoryRecord]:
+        """The matched rows in result order, as a records page holds them."""
+        return [result.record for result in self.results]
+
+
+def query_digest(query: SearchQuery, filters: RecordFilter, realm: str | None) -> str:
+    """What a search cursor is bound to: a cursor resumes only the walk that produced it."""
+    key = repr((query.terms, filters, realm))
+    return hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
+
+
+def record_search(
+    *,
+    access: Access,
+    realm: str | None,
+    query: SearchQuery,
+    filters: RecordFilter,
+    limit: int,
+    cursor: SearchCursor | None,
+) -> SearchPage:
+    """One page of matches best first (ties newest first), merged over the realms searched."""
+    require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
+    realms = panel_realms(realm)
+    indexes = [(name, index) for name in realms if (index := search_index(name)) is not None]
+    if cursor is not None:
+        shift = cursor.window_shift
+        after = Hit(cursor.window, cursor.bm25, cursor.updated_at_ms, cursor.memory_id)
+    else:
+        # One window size for every realm searched, so their windows merge in one order.
+        shifts = [s for _, index in indexes if (s := index.window_shift(query.match)) is not None]
+        shift, after = (min(shifts) if shifts else None), None
+    per_realm = [
+        [(hit, name) for hit in index.hits(query.match, search_filter(access, index, filters), after, limit + 1, shift)]
+        for name, index in indexes
+    ]
+    merged = list(islice(heapq.merge(*per_realm, key=_order, reverse=True), limit + 1))
+    page = merged[:limit]
+    next_cursor = None
+    if len(merged) > limit:
+        last = page[-1][0]
+        next_cursor = SearchCursor(
+            last.bm25, last.updated_at_ms, last.memory_id, query_digest(query, filters, realm), shift, last.window
+        )
+    return SearchPage(_results(access, query, page), next_cursor, realms)
+
+
+def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
+    # Descending: newest window, best (lowest) bm25, newest update, larger id — each realm's order.
+    hit = pair[0]
+    return (hit.window, -hit.bm25, hit.updated_at_ms, hit.memory_id)
+
+
+def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> SearchFilter:
+    """The index filter for this caller: the request's filters and every scope it may not read."""
+    hidden = hidden_scope_kinds(access)
+    scopes = None
+    if access.enforced:
+        scope_ok = scope_checker(access)
+        candidates = [
+            (kind, key)
+            for kind, key in index.scopes()
+            if kind not in hidden and filters.scope_kind in (None, kind) and filters.scope_key in (None, key)
+        ]
+        readable = tuple(scope for scope in candidates if scope_ok(*scope))
+        if len(readable) < len(candidates):
+            # Past what SQLite can bind, the surplus scopes are left out: too little, never too much.
+            scopes = readable[:MAX_LISTED_SCOPES]
+    return SearchFilter(
+        scope_kind=filters.scope_kind,
+        scope_key=filters.scope_key,
+        status_kind=filters.status,
+        kind=filters.kind,
+        trust=filters.trust,
+        hidden_scope_kinds=hidden,
+        hide_reviewer_only=not sees_quarantined(access),
+        scopes=scopes,
+    )
+
+
+def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]]) -> list[SearchResult]:
+    """The page's rows read from their realm files, each checked once more as records are."""
+    by_realm: dict[str, list[str]] = {}
+    for hit, name in page:
+        by_realm.setdefault(name, []).append(hit.memory_id)
+    rows: dict[tuple[str, str], tuple[MemoryRecord, str]] = {}
+    for name, ids in by_realm.items():
+        try:
+            alias = realm_alias(name)
+        except UnknownRealm:
+            continue
+        bodies = dict(Record.objects.using(alias).filter(memory_id__in=ids).values_list("memory_id", "body"))
+        for record in records_by_id(alias, name, ids):
+            rows[(name, record.id)] = (record, bodies.get(record.id, ""))
+    results = []
+    for hit, name in page:
+        found = rows.get((name, hit.memory_id))
+        if found is None or not record_visible(access, found[0]):
+            continue  # gone, or changed since the index was caught up: the realm file decides
+        record, body = found
+        results.append(
+            SearchResult(
+                record=record,
+                score=-hit.bm25,
+                snippet=snippet(query, title=record.title, body=body, tags=record.tags),
+                title=highlight(record.title, query),
+            )
+        )
+    return results

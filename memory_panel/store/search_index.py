@@ -1,0 +1,381 @@
+"""A console-owned full-text index of every realm's titles, bodies and tags (docs/search.md).
+
+MobKit's store has no full-text index and the realm file may not be given one, so the console
+keeps its own beside the realm index, kept current the same way (memory_panel/store/realm_index.py):
+
+- one SQLite file per realm and generation under ``<persistent_state>/console/search-index/``,
+  holding a *contentless* FTS5 table (the tokens only: the text stays in the realm file, which
+  keeps the index a fraction of the realm's size) and, per record, the keys search filters and
+  gates on (scope, status, kind, trust, whether only reviewers may read it, updated_at_ms);
+- every search first applies the audit rows past the index's high-water mark, so a record the
+  runtime writes or supersedes is found by the very next request;
+- rebuilt from one snapshot when the realm file was replaced or restored, when the backlog is
+  too large to apply inline, and every ``MOBKIT_REALM_INDEX_RECONCILE_SECONDS``.
+
+Every realm has one, small or not: a small realm builds in a few milliseconds inside the first
+search, so there is one search path. A large realm with no index yet is built in the background
+and searching it says so (``StoreFailed``) instead of scanning a million bodies per request.
+
+MobKit writes a record's title, body and tags once; only its status, trust and timestamps move.
+A contentless FTS5 table (SQLite 3.40 has no ``contentless_delete``) cannot forget a row's
+tokens without the old text, so a hand edit that changes a row's text gives the row a new
+document id and leaves the old tokens orphaned — no document row joins them, so they never
+match — until the next rebuild drops them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from memory_panel import conf
+from memory_panel.errors import StoreFailed
+from memory_panel.store.realm_index import (
+    BackgroundBuilds,
+    _generation_connection,
+    _readonly,
+    _realm_rows,
+    _set_meta,
+    catch_up_from_audit,
+    newest_generation_in,
+    write_generation,
+)
+from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_format
+
+BUILD_BATCH = 5_000
+# docs/search.md §2: unicode61 with diacritics folded, no stemming: a word matches itself only.
+TOKENIZER = "unicode61 remove_diacritics 2"
+# bm25 column weights: a word in the title counts four times one in the body, a tag twice.
+BM25_WEIGHTS = (4.0, 1.0, 2.0)
+
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # AUTOINCREMENT: a document id is never reused, so orphaned tokens can never join a new row.
+    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL UNIQUE,"
+    " scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL,"
+    " trust TEXT NOT NULL, reviewer_only INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    " text_hash BLOB NOT NULL)",
+    "CREATE TABLE scopes (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, PRIMARY KEY (scope_kind, scope_key))"
+    " WITHOUT ROWID",
+    f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, content='', tokenize='{TOKENIZER}')",
+)
+# Counts without a query filter on status first (every list has a status or counts them all).
+_INDEXES = ("CREATE INDEX docs_status_scope ON docs (status_kind, scope_kind, scope_key)",)
+_DOC_COLUMNS = "scope_kind, scope_key, status_kind, kind, trust, reviewer_only, updated_at_ms, text_hash"
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """What a search keeps: equality filters, plus what the caller may never see."""
+
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    status_kind: str | None = None
+    kind: str | None = None
+    trust: str | None = None
+    hidden_scope_kinds: tuple[str, ...] = ()
+    hide_reviewer_only: bool = False
+    # None: every scope the other filters allow; else only these (kind, key) pairs.
+    scopes: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching document: its window, bm25 score (lower is better, as FTS5 returns it) and keys.
+
+    docs/search.md §3: results are ordered by window (newest first), then score, then newest. A
+    query matching few rows has one window; one matching more than RANK_ALL rows is ranked within
+    windows of consecutive document ids, so no page ranks more than about RANK_WINDOW matches.
+    """
+
+    window: int
+    bm25: float
+    updated_at_ms: int
+    memory_id: str
+
+
+# bm25 costs about 4 µs a match (measured at 1M records): rank all matches up to this many...
+RANK_ALL = 10_000
+# ...and beyond, windows of document ids expected to hold about this many matches each.
+RANK_WINDOW = 4_000
+DENSITY_SAMPLE = 65_536
+
+
+def search_dir() -> Path:
+    return conf.persistent_state() / "console" / "search-index"
+
+
+def _realm_dir(realm: str) -> Path:
+    return search_dir() / encode_path_segment(realm)
+
+
+class SearchIndex:
+    """One ready generation of one realm's search index, caught up when handed out."""
+
+    def __init__(self, realm: str, conn: sqlite3.Connection) -> None:
+        self.realm = realm
+        self.conn = conn
+
+    def scopes(self) -> list[tuple[str, str]]:
+        return self.conn.execute("SELECT scope_kind, scope_key FROM scopes").fetchall()
+
+    def window_shift(self, match: str) -> int | None:
+        """log2 of the window size for this query, or None when every match is ranked together."""
+        matched = self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM text WHERE text MATCH ? LIMIT ?)", (match, RANK_ALL + 1)
+        ).fetchone()[0]
+        if matched <= RANK_ALL:
+            return None
+        # Estimate the density among the newest DENSITY_SAMPLE documents (counting every match
+        # would cost as much as ranking them), then size windows to hold about RANK_WINDOW.
+        newest = self.max_doc()
+        sample = self.conn.execute(
+            "SELECT COUNT(*) FROM text WHERE text MATCH ? AND rowid > ?", (match, newest - DENSITY_SAMPLE)
+        ).fetchone()[0]
+        window_docs = min(newest, DENSITY_SAMPLE) * RANK_WINDOW // max(sample, 1)
+        return max(1, window_docs.bit_length() - 1)
+
+    def max_doc(self) -> int:
+        return self.conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
+
+    def hits(self, match: str, where: SearchFilter, after: Hit | None, limit: int, shift: int | None) -> list[Hit]:
+        """The next ``limit`` matches: window by window, newest window first; best score first within one."""
+        if shift is None:
+            return self._window_hits(match, where, after, limit, 0, None)
+        found: list[Hit] = []
+        window = after.window if after is not None else self.max_doc() >> shift
+        while window >= 0 and len(found) < limit:
+            resume = after if after is not None and after.window == window else None
+            found += self._window_hits(match, where, resume, limit - len(found), window, shift)
+            window -= 1
+        return found
+
+    def _window_hits(
+        self, match: str, where: SearchFilter, after: Hit | None, limit: int, window: int, shift: int | None
+    ) -> list[Hit]:
+        conditions, args = _conditions(where)
+        if shift is not None:
+            conditions += " AND text.rowid BETWEEN ? AND ?"
+            args += [window << shift, ((window + 1) << shift) - 1]
+        outer = ""
+        outer_args: list = []
+        if after is not None:
+            outer = " WHERE score > ? OR (score = ? AND (updated_at_ms, memory_id) < (?, ?))"
+            outer_args = [after.bm25, after.bm25, after.updated_at_ms, after.memory_id]
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # CROSS JOIN: the matches drive the join (SQLite would otherwise walk docs by status and
+        # probe the full-text index once per document).
+        sql = (
+            f"SELECT score, updated_at_ms, memory_id FROM (SELECT bm25(text, {weights}) AS score,"
+            " d.updated_at_ms AS updated_at_ms, d.memory_id AS memory_id"
+            f" FROM text CROSS JOIN docs d ON d.doc = text.rowid WHERE text MATCH ?{conditions})"
+            f"{outer} ORDER BY score, updated_at_ms DESC, memory_id DESC LIMIT ?"
+        )
+        rows = self.conn.execute(sql, [match, *args, *outer_args, limit])
+        return [Hit(window, *row) for row in rows]
+
+    def count(self, match: str, where: SearchFilter, cap: int) -> int:
+        """How many documents match, counting no further than ``cap + 1``."""
+        conditions, args = _conditions(where)
+        sql = (
+            "SELECT COUNT(*) FROM (SELECT 1 FROM text CROSS JOIN docs d ON d.doc = text.rowid"
+            f" WHERE text MATCH ?{conditions} LIMIT ?)"
+        )
+        return self.conn.execute(sql, [match, *args, cap + 1]).fetchone()[0]
+
+    def count_docs(self, where: SearchFilter, cap: int) -> int:
+        """How many records pass ``where`` (no query), counting no further than ``cap + 1``."""
+        conditions, args = _conditions(where)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
+        return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
+
+
+def _conditions(where: SearchFilter) -> tuple[str, list]:
+    sql: list[str] = []
+    args: list = []
+    for column in ("scope_kind", "scope_key", "status_kind", "kind", "trust"):
+        value = getattr(where, column)
+        if value is not None:
+            sql.append(f"d.{column} = ?")
+            args.append(value)
+    if where.hide_reviewer_only:
+        sql.append("d.reviewer_only = 0")
+    if where.hidden_scope_kinds:
+        sql.append(f"d.scope_kind NOT IN ({', '.join('?' * len(where.hidden_scope_kinds))})")
+        args += where.hidden_scope_kinds
+    if where.scopes is not None:
+        if not where.scopes:
+            sql.append("0")
+        else:
+            sql.append(f"(d.scope_kind, d.scope_key) IN (VALUES {', '.join(['(?, ?)'] * len(where.scopes))})")
+            args += [part for scope in where.scopes for part in scope]
+    return "".join(f" AND {condition}" for condition in sql), args
+
+
+# ---------------------------------------------------------------------------------------------
+# Handing out a ready, caught-up index
+
+
+def search_index(realm: str) -> SearchIndex | None:
+    """The realm's search index caught up with its file; None when the realm has no file.
+
+    Raises ``StoreFailed`` while a large realm's first index is being built.
+    """
+    if not realm_exists(realm):
+        return None
+    path = realm_path(realm)
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    generation = newest_generation_in(_realm_dir(realm))
+    if generation is not None and _usable(generation, realm, path, stat):
+        conn = _generation_connection(generation)
+        built_at = conn.execute("SELECT value FROM meta WHERE key = 'built_at'").fetchone()[0]
+        if time.time() - float(built_at) > conf.realm_index_reconcile_seconds():
+            start_build(realm)  # periodic reconciliation; this generation serves meanwhile
+        return SearchIndex(realm, conn)
+    # No index, or one that describes another file or history: small realms rebuild right now.
+    if _realm_rows(path) < conf.realm_index_min_rows():
+        build(realm)
+    else:
+        start_build(realm)
+    generation = newest_generation_in(_realm_dir(realm))
+    if generation is None or not _usable(generation, realm, path, stat):
+        raise StoreFailed(
+            f"the search index of realm '{realm}' is being built; search again in a moment", realm=realm
+        )
+    return SearchIndex(realm, _generation_connection(generation))
+
+
+def _usable(generation: Path, realm: str, path: Path, stat: os.stat_result) -> bool:
+    conn = _generation_connection(generation)
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    same_file = (meta["realm_dev"], meta["realm_ino"]) == (str(stat.st_dev), str(stat.st_ino))
+    return same_file and _catch_up(realm, path, conn)
+
+
+def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
+    def read(source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
+        rows = _source_rows(source, realm, touched)
+        # A supersede's audit row names the new record; its prior's status changed too.
+        return rows + _source_rows(source, realm, {row[-1] for row in rows if row[-1]} - touched)
+
+    return catch_up_from_audit(path, conn, read, _apply)
+
+
+def _select(realm: str) -> str:
+    # Older files have no ever_quarantined column: no row of theirs was ever quarantined then.
+    ever = "ever_quarantined" if store_format(realm).has_ever_quarantined else "0"
+    return (
+        f"SELECT memory_id, title, body, tags, scope_kind, scope_key, status_kind, kind, trust, {ever},"
+        " updated_at_ms, supersedes FROM records"
+    )
+
+
+def _source_rows(source: sqlite3.Connection, realm: str, ids: Iterable[str]) -> list[tuple]:
+    ids = list(ids)
+    rows: list[tuple] = []
+    select = _select(realm)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows += source.execute(f"{select} WHERE memory_id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+    return rows
+
+
+def _doc_values(row: tuple) -> tuple:
+    """(memory_id, text, keys) of one records row as the index stores it."""
+    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, ever, updated, _ = row
+    # docs/store-format.md §5.5: quarantined rows and retired quarantine evidence are reviewer-only.
+    reviewer_only = int(status == "quarantined" or (status == "tombstoned" and bool(ever)))
+    tag_text = _tag_text(tags)
+    digest = hashlib.blake2b(f"{title}\0{body}\0{tag_text}".encode(), digest_size=8).digest()
+    keys = (scope_kind, scope_key, status, kind, trust, reviewer_only, updated, digest)
+    return memory_id, (title, body, tag_text), keys
+
+
+def _tag_text(tags: str) -> str:
+    # Tags are a JSON array of strings; FTS5 splits on the punctuation, so the raw text indexes
+    # each tag's words (a malformed column is indexed as the text it holds).
+    return tags or ""
+
+
+def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+    for row in rows:
+        memory_id, text, keys = _doc_values(row)
+        old = conn.execute("SELECT doc, text_hash FROM docs WHERE memory_id = ?", (memory_id,)).fetchone()
+        if old is not None and old[1] == keys[-1]:
+            conn.execute(
+                f"UPDATE docs SET ({_DOC_COLUMNS}) = (?, ?, ?, ?, ?, ?, ?, ?) WHERE doc = ?", (*keys, old[0])
+            )
+            continue
+        if old is not None:  # the text changed (a hand edit): the old tokens are orphaned
+            conn.execute("DELETE FROM docs WHERE doc = ?", (old[0],))
+        _insert(conn, memory_id, text, keys)
+
+
+def _insert(conn: sqlite3.Connection, memory_id: str, text: tuple[str, str, str], keys: tuple) -> None:
+    doc = conn.execute(
+        f"INSERT INTO docs (memory_id, {_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING doc",
+        (memory_id, *keys),
+    ).fetchone()[0]
+    conn.execute("INSERT INTO text (rowid, title, body, tags) VALUES (?, ?, ?, ?)", (doc, *text))
+    conn.execute("INSERT OR IGNORE INTO scopes VALUES (?, ?)", keys[:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a generation
+
+
+def build(realm: str) -> Path | None:
+    """Write a complete new generation from one snapshot of the realm (None: another process is)."""
+    return write_generation(_realm_dir(realm), realm, partial(_fill_generation, realm))
+
+
+def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
+    for statement in _SCHEMA:
+        out.execute(statement)
+    count = _copy_snapshot(realm, path, out)
+    for statement in _INDEXES:
+        out.execute(statement)
+    out.execute("INSERT INTO text(text) VALUES ('optimize')")  # one b-tree per column: smallest, fastest
+    return count
+
+
+_builds = BackgroundBuilds(build, "search-index")
+start_build = _builds.start
+
+
+def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
+    count = 0
+    with _readonly(path) as source:
+        source.execute("BEGIN")
+        try:
+            newest = source.execute(
+                "SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1"
+            ).fetchone() or (0, "")
+            out.execute("BEGIN")
+            rows = source.execute(_select(realm))
+            while batch := rows.fetchmany(BUILD_BATCH):
+                for row in batch:
+                    memory_id, text, keys = _doc_values(row)
+                    _insert(out, memory_id, text, keys)
+                count += len(batch)
+            _set_meta(out, audit_high_water=str(newest[0]), audit_token=newest[1])
+            out.execute("COMMIT")
+        finally:
+            source.rollback()
+    return count
+
+
+def index_size(realm: str) -> int:
+    """Bytes of the realm's current search index on disk (0 when it has none)."""
+    generation = newest_generation_in(_realm_dir(realm))
+    return generation.stat().st_size if generation is not None else 0
+

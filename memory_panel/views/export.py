@@ -1,0 +1,183 @@
+"""The Records list as a file: ``records.csv`` and ``records.ndjson`` (docs/search.md §6).
+
+Same query parameters as the Records page (``q`` included) and every row they match that the
+caller may read — not one page. Rows are produced by walking the same selectors page by page
+with their own cursors, so an export equals walking ``panel/records`` (or ``panel/search``) and
+holds one page in memory at any size. The walk runs lazily inside the response: a client that
+disconnects closes the generator, which closes the realm connections it used.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+
+from memory_panel.errors import UnknownRealm
+from memory_panel.search_text import SearchQuery
+from memory_panel.selectors import records as record_selectors, search as search_selectors
+from memory_panel.store.realms import realm_alias
+from memory_panel.store.rows import panel_realms
+from memory_panel.views.memory import records_query
+from memory_panel.views.render import panel_view
+from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
+from memory_panel.wire.results import record_json, search_result_json
+from mobkit_console.access.caller import Access
+
+# Rows fetched per selector call: the largest records page, so memory stays at one page.
+EXPORT_BATCH = RECORDS_MAX_LIMIT
+# docs/search.md §6: one column per field of the records list row, in wire order. Nested values
+# (scope, tags, provenance, usage, …) are their JSON text; status is split into kind and detail.
+CSV_COLUMNS = (
+    "id", "realm", "scope_kind", "scope_key", "kind", "title", "description", "body_bytes", "tags",
+    "provenance", "trust", "status", "status_detail", "supersedes", "derived_from", "working_set_rank",
+    "created_at_ms", "updated_at_ms", "usage", "ever_quarantined", "malformed_columns",
+)
+SEARCH_COLUMNS = ("score", "snippet")
+# Cells a spreadsheet would evaluate as a formula (OWASP "CSV injection"); prefixed with "'".
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@panel_view
+def records_csv(request: HttpRequest, access: Access) -> HttpResponse:
+    return _export(request, access, "csv")
+
+
+@panel_view
+def records_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
+    return _export(request, access, "ndjson")
+
+
+def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
+    asked = records_query(request.GET.dict())
+    query = asked.query
+    rows = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
+    lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)
+    content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
+    response = StreamingHttpResponse(_streamed(request, lines), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="records.{fmt}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def export_rows(
+    *, access: Access, realm: str | None, filters: RecordFilter, query: SearchQuery | None
+) -> Iterator[dict[str, Any]]:
+    """Every row the filters (and query) match that the caller may read, as its RPC JSON.
+
+    The first page is read before the generator is handed out, so a denial or a bad realm is the
+    page's error, not a broken download.
+    """
+    walk: Callable[..., Any]
+    if query is None:
+        walk, shape = record_selectors.record_list, lambda page: [record_json(r, with_body=False) for r in page.records]
+        kwargs: dict[str, Any] = {}
+    else:
+        walk, shape = search_selectors.record_search, lambda page: [search_result_json(r) for r in page.results]
+        kwargs = {"query": query}
+    first = walk(access=access, realm=realm, filters=filters, limit=EXPORT_BATCH, cursor=None, **kwargs)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        page = first
+        try:
+            while True:
+                yield from shape(page)
+                if page.next_cursor is None:
+                    return
+                page = walk(access=access, realm=realm, filters=filters, limit=EXPORT_BATCH, cursor=page.next_cursor, **kwargs)
+        finally:
+            _close_realm_connections(realm)
+
+    return rows()
+
+
+def _close_realm_connections(realm: str | None) -> None:
+    # The download may end early (a client gone); its realm connections must not outlive it.
+    for name in panel_realms(realm):
+        try:
+            connections[realm_alias(name)].close()
+        except UnknownRealm:
+            continue  # the file went away: nothing of it is open
+
+
+def _ndjson_lines(rows: Iterator[dict[str, Any]]) -> Iterator[str]:
+    try:
+        for row in rows:
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+    finally:
+        rows.close()
+
+
+def csv_cells(row: dict[str, Any], *, with_search: bool) -> list[str]:
+    """One CSV line's cells for a records row (its wire JSON), formula-looking text neutralised."""
+    status = row["status"]
+    values: dict[str, Any] = {
+        **row,
+        "realm": row["scope"]["realm"],
+        "scope_kind": row["scope"]["scope"],
+        "scope_key": next((v for k, v in row["scope"].items() if k not in ("scope", "realm")), ""),
+        "status": status["status"],
+        "status_detail": status.get("by", status.get("reason", "")),
+    }
+    columns = CSV_COLUMNS + (SEARCH_COLUMNS if with_search else ())
+    return [_cell(values.get(column)) for column in columns]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = str(value)
+    if isinstance(value, str) and text.startswith(FORMULA_START):
+        return "'" + text
+    return text
+
+
+def _csv_lines(rows: Iterator[dict[str, Any]], *, with_search: bool) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(cells: list[str]) -> str:
+        writer.writerow(cells)
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    try:
+        yield line(list(CSV_COLUMNS + (SEARCH_COLUMNS if with_search else ())))
+        for row in rows:
+            yield line(csv_cells(row, with_search=with_search))
+    finally:
+        rows.close()
+
+
+def _streamed(request: HttpRequest, lines: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
+    """Under ASGI, an async iterator pulling one line at a time (Django would buffer a sync one whole)."""
+    if not isinstance(request, ASGIRequest):
+        return lines
+    return _pulled(lines)
+
+
+_END = object()
+
+
+async def _pulled(lines: Iterator[str]) -> AsyncIterator[str]:
+    # thread_sensitive: every pull runs on the thread that opened the realm connections.
+    pull = sync_to_async(next, thread_sensitive=True)
+    try:
+        while (line := await pull(lines, _END)) is not _END:
+            yield line
+    finally:  # the client went away (cancelled) or the walk ended: close it where it runs
+        await sync_to_async(lines.close, thread_sensitive=True)()

@@ -1,0 +1,59 @@
+"""Identity fields: known identities suggested, and a bare name read as identity:<name> when that is what exists."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memory_panel.services.store_writer import identity_scope
+from tests.support.html import row_ids
+from tests.support.postures import LEAD, SCOUT
+from tests.support.worlds import LUKA_FACTS, write_panel_realm
+from tests.support.written import new_scribe
+
+pytestmark = pytest.mark.django_db
+
+URL = "/console/memory/records/"
+
+
+def suggestions(page: str) -> list[str]:
+    datalist = re.search(r'<datalist id="known-identities">(.*?)</datalist>', page, re.S).group(1)
+    return re.findall(r'<option value="([^"]*)">', datalist)
+
+
+@pytest.mark.parametrize(("name", "want"), [("open", [LEAD, SCOUT]), ("scoped", [SCOUT]), ("none", [])])
+def test_the_identity_field_suggests_the_identities_the_caller_may_read(client, world, posture, name, want):
+    posture(name)
+    assert suggestions(client.get(URL).content.decode()) == want
+
+
+def test_a_bare_name_means_identity_name_and_the_page_says_so(client, agent_memory_dir, signed_in):
+    signed_in()
+    write_panel_realm(agent_memory_dir)
+    bare = client.get(URL, {"identity": "luka", "limit": "200"}).content.decode()
+    full = client.get(URL, {"identity": "identity:luka", "limit": "200"}).content.decode()
+    assert row_ids(bare) == row_ids(full) and len(row_ids(bare)) == LUKA_FACTS + 4
+    assert "Showing <strong>identity:luka</strong>: no identity is named exactly “luka”." in bare
+    assert "no identity is named exactly" not in full
+    assert client.get("/console/memory/records.ndjson", {"identity": "luka"}).getvalue() == client.get(
+        "/console/memory/records.ndjson", {"identity": "identity:luka"}
+    ).getvalue()
+
+
+def test_a_scope_key_of_that_exact_name_wins(client, agent_memory_dir, signed_in):
+    signed_in()
+    s = new_scribe(agent_memory_dir, "default")
+    exact = s.remember(identity_scope("default", "luka"), "Bare", "keyed luka")
+    s.remember(identity_scope("default", "identity:luka"), "Prefixed", "keyed identity:luka")
+    s.writer.close()
+    page = client.get(URL, {"identity": "luka"}).content.decode()
+    assert row_ids(page) == [exact.id]
+    assert "no identity is named exactly" not in page
+
+
+def test_an_unknown_bare_name_is_left_as_typed(client, agent_memory_dir, signed_in):
+    signed_in()
+    write_panel_realm(agent_memory_dir)
+    page = client.get(URL, {"identity": "nobody"}).content.decode()
+    assert row_ids(page) == [] and "no identity is named exactly" not in page
