@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from memory_panel.store.records import MemoryRecord
 
 U64_LIMIT = 2**64
+U64_DIGITS = len(str(U64_LIMIT - 1))
 # SQLite stores integers as signed 64-bit, so every stored timestamp is below a larger cursor.
 SQLITE_INT_MAX = 2**63 - 1
 
@@ -51,13 +52,20 @@ def parse_cursor(raw: Any) -> Cursor | None:
         return None
     ms, sep, memory_id = text.partition(":")
     # docs/store-format.md §5.1: the left part parses as u64 (digits only, no sign), the right is non-empty.
-    # A u64 has at most 20 digits; checking the length first keeps int() off a 5,000-digit string.
-    if not sep or not memory_id or not ms.isascii() or not ms.isdigit() or len(ms) > 20 or int(ms) >= U64_LIMIT:
+    # Length first: Python refuses int() of over 4,300 digits, and no u64 has more than 20.
+    if not sep or not memory_id or not ms.isascii() or not ms.isdigit() or len(ms.lstrip("0")) > U64_DIGITS:
+        raise InvalidParams("malformed cursor")
+    if int(ms) >= U64_LIMIT:
         raise InvalidParams("malformed cursor")
     return Cursor(int(ms), memory_id)
 
 
-def keyset_predicate(cursor: Cursor, *, placeholder: str = "?") -> tuple[str, list[Any]]:
+# docs/realm-failures.md §2: an updated_at_ms a hand edit left as text, a float, NULL or negative
+# decodes as 0, so it must sort as 0 too — else a cursor taken after that row skips the rest.
+ORDER_MS = "(CASE WHEN typeof(updated_at_ms) = 'integer' AND updated_at_ms >= 0 THEN updated_at_ms ELSE 0 END)"
+
+
+def keyset_predicate(cursor: Cursor, *, placeholder: str = "?", order_ms: str = "updated_at_ms") -> tuple[str, list[Any]]:
     """SQL that keeps the rows after ``cursor`` in the records order, with its arguments.
 
     MobKit writes it as ``updated_at_ms < ? OR (updated_at_ms = ? AND memory_id < ?)``; the row
@@ -66,7 +74,7 @@ def keyset_predicate(cursor: Cursor, *, placeholder: str = "?") -> tuple[str, li
     """
     if cursor.updated_at_ms > SQLITE_INT_MAX:  # a valid u64 cursor SQLite cannot bind: every row is after it
         return "1", []
-    return f"(updated_at_ms, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]
+    return f"({order_ms}, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]
 
 
 # ---------------------------------------------------------------------------------------------

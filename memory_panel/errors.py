@@ -45,11 +45,16 @@ class AccessDenied(PanelError):
 
 
 class StoreFailed(PanelError):
-    """A realm file could not be read: busy, damaged, vanished or past the query time limit."""
+    """A realm file could not be read: busy, damaged, vanished or past the query time limit.
 
-    def __init__(self, message: str, *, realm: str | None = None) -> None:
+    ``realm`` names the realm when the failure is that realm's (then ``reason`` says why, without
+    the message's prefix); a failure no single realm owns has ``realm`` None.
+    """
+
+    def __init__(self, message: str, *, realm: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.realm = realm
+        self.reason = reason if reason is not None else message
 
 
 class BackendUnavailable(PanelError):

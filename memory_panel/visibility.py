@@ -40,9 +40,15 @@ def scope_visible(access: Access, scope_kind: str, scope_key: str) -> bool:
         return True
     if scope_kind == "identity":
         return access.allows(AGENT_READ, scope_key) and access.allows(AGENT_VIEW, scope_key)
+    # Mob, operator and realm rows need a resource-less grant.
+    return all(access.allows(action) for action in _scope_actions(scope_kind))
+
+
+def _scope_actions(scope_kind: str) -> tuple[str, ...]:
+    # docs/access.md §2.8: a kind MobKit does not define (a hand edit, a newer runtime) needs every
+    # resource-less read grant, so a caller who may read every known scope may read it too.
     action = SCOPE_READ_ACTION.get(scope_kind)
-    # Mob, operator and realm rows need a resource-less grant; an unknown kind is never visible.
-    return action is not None and access.allows(action)
+    return (action,) if action is not None else READ_ACTIONS
 
 
 def scope_checker(access: Access) -> Callable[[str, str], bool]:
@@ -89,7 +95,10 @@ def record_denial_action(access: Access, record: MemoryRecord) -> str:
     """The action a denial names: review for reviewer-only rows, else the scope's read action."""
     if reviewer_only(record) and not access.allows(REVIEW):
         return REVIEW
-    return SCOPE_READ_ACTION.get(record.scope_kind, AGENT_READ)
+    action = SCOPE_READ_ACTION.get(record.scope_kind)
+    if action is not None:
+        return action
+    return next((a for a in READ_ACTIONS if not access.allows(a)), AGENT_READ)
 
 
 def tile_fact_visible(access: Access, scope_kind: str, scope_key: str, status_kind: str) -> bool:
@@ -104,8 +113,17 @@ def tile_fact_visible(access: Access, scope_kind: str, scope_key: str, status_ki
 
 
 def identity_visible(access: Access, identity: str) -> bool:
-    """Realm-wide rows about one agent (injections, harvests) follow that agent's ``agent.view``."""
-    return not access.enforced or access.allows(AGENT_VIEW, identity)
+    """Realm-wide rows about one agent (injections, harvests): read and view on that identity.
+
+    docs/access.md §2.8: such a row is the agent's memory activity (the records it was given, its
+    session keys), so it follows the agent's identity-scope rule, not ``agent.view`` alone.
+    """
+    return scope_visible(access, "identity", identity)
+
+
+def promotion_visible(access: Access, scope_kind: str, scope_key: str) -> bool:
+    """A pending promotion row, judged by its target scope; an unknown target kind is denied (§2.4)."""
+    return (not access.enforced or scope_kind in SCOPE_READ_ACTION) and scope_visible(access, scope_kind, scope_key)
 
 
 # ---------------------------------------------------------------------------------------------

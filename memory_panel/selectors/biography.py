@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory_panel.errors import AccessDenied, NotFound, UnknownRealm
+from memory_panel.errors import AccessDenied, NotFound
 from memory_panel.selectors.injections import InjectionRow, record_injections
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import full_rows, list_rows, panel_realms, records_by_id
-from memory_panel.visibility import record_denial_action, record_visible
+from memory_panel.store.rows import full_rows, list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.visibility import identity_visible, record_denial_action, record_visible
 from memory_panel.wire.params import CHAIN_MAX
 
 if TYPE_CHECKING:
@@ -30,19 +30,26 @@ class RecordBiography:
 def record_get(*, access: Access, memory_id: str, realm: str | None) -> RecordBiography:
     """The first realm holding ``memory_id`` wins; visibility is checked once the scope is known."""
     for name in panel_realms(realm):
-        try:
-            alias = realm_alias(name)
-        except UnknownRealm:
-            continue
-        row = full_rows(alias, name).filter(memory_id=memory_id).first()
-        if row is None:
-            continue
-        record = decode_record(name, row)
-        if not record_visible(access, record):
-            raise AccessDenied(record_denial_action(access, record), record.id)
-        chain = supersede_chain(access=access, realm=name, memory_id=memory_id)
-        return RecordBiography(name, record, chain, record_injections(alias, name, memory_id))
+        bio = None
+        with realm_read(name, alone=realm is not None):
+            bio = _biography(access, name, memory_id)
+        if bio is not None:
+            return bio
     raise NotFound(f"unknown memory record '{memory_id}'")
+
+
+def _biography(access: Access, realm: str, memory_id: str) -> RecordBiography | None:
+    alias = realm_alias(realm)
+    row = full_rows(alias, realm).filter(memory_id=memory_id).first()
+    if row is None:
+        return None
+    record = decode_record(realm, row)
+    if not record_visible(access, record):
+        raise AccessDenied(record_denial_action(access, record), record.id)
+    chain = supersede_chain(access=access, realm=realm, memory_id=memory_id)
+    # docs/access.md §2.8: who was given the record, and in which session, is that identity's business.
+    injections = [row for row in record_injections(alias, realm, memory_id) if identity_visible(access, row.identity)]
+    return RecordBiography(realm, record, chain, injections)
 
 
 def supersede_chain(*, access: Access, realm: str, memory_id: str, max_len: int = CHAIN_MAX) -> list[MemoryRecord]:

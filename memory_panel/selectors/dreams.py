@@ -9,7 +9,7 @@ from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.records import parse_json_text
-from memory_panel.store.rows import panel_realms
+from memory_panel.store.rows import realm_rows
 from memory_panel.visibility import require_realm_history
 
 if TYPE_CHECKING:
@@ -35,10 +35,7 @@ class DreamSummary:
 def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamSummary], list[str]]:
     """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (docs/store-format.md §5.4)."""
     require_realm_history(access)
-    realms = panel_realms(realm)
-    runs: list[DreamSummary] = []
-    for name in realms:
-        runs.extend(_realm_dreams(name, limit))
+    runs, realms = realm_rows(realm, lambda name: _realm_dreams(name, limit))
     runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)
     return runs[:limit], realms
 
@@ -125,19 +122,22 @@ class DreamRunRow:
 def dream_runs(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamRunRow], list[str]]:
     """Durable verdict sheets; a realm in the older format has none (no dream_runs table)."""
     require_realm_history(access)
-    realms = panel_realms(realm)
-    out: list[DreamRunRow] = []
-    for name in realms:
+
+    def sheets(name: str) -> list[DreamRunRow]:
         if not store_format(name).has("dream_runs"):
-            continue
+            return []
         rows = (
             DreamRun.objects.using(realm_alias(name))
             .order_by("-completed_at_ms", "-run_id")
             .values_list("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail")[:limit]
         )
-        for run_id, partition, started, completed, ops, detail in rows:
-            parsed = parse_json_text(detail)
-            out.append(DreamRunRow(name, run_id, partition, started, completed, ops, detail if parsed is None else parsed))
+        return [
+            DreamRunRow(name, run_id, partition, started, completed, ops, detail if parsed is None else parsed)
+            for run_id, partition, started, completed, ops, detail in rows
+            for parsed in (parse_json_text(detail),)
+        ]
+
+    out, realms = realm_rows(realm, sheets)
     out.sort(key=lambda row: (row.completed_at_ms, row.run_id), reverse=True)
     return out[:limit], realms
 
@@ -154,17 +154,18 @@ class AuditVerdictRow:
 
 def open_audit_verdicts(*, access: Access, realm: str | None, limit: int) -> tuple[list[AuditVerdictRow], list[str]]:
     require_realm_history(access)
-    realms = panel_realms(realm)
-    out: list[AuditVerdictRow] = []
-    for name in realms:
+
+    def verdicts(name: str) -> list[AuditVerdictRow]:
         if not store_format(name).has("dream_audit_verdicts"):
-            continue
+            return []
         rows = (
             DreamAuditVerdict.objects.using(realm_alias(name))
             .filter(resolved_at_ms__isnull=True)
             .order_by("-created_at_ms", "record_id")
             .values("run_id", "record_id", "verdict", "rationale", "created_at_ms")[:limit]
         )
-        out.extend(AuditVerdictRow(realm=name, **row) for row in rows)
+        return [AuditVerdictRow(realm=name, **row) for row in rows]
+
+    out, realms = realm_rows(realm, verdicts)
     out.sort(key=lambda row: (-row.created_at_ms, row.record_id))
     return out[:limit], realms

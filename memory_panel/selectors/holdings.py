@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.records import SCOPE_ORDER
-from memory_panel.store.rows import panel_realms, realm_cursor
-from memory_panel.visibility import require_realm_history, scope_visible
+from memory_panel.store.rows import realm_cursor, realm_rows
+from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 if TYPE_CHECKING:
@@ -30,17 +31,20 @@ class ScopeHoldings:
 
 
 def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHoldings], list[str]]:
-    """Per-scope counts, only for scopes the caller may read, in MobKit's scope order."""
+    """Per-scope counts, only for scopes the caller may read, in MobKit's scope order.
+
+    docs/access.md §2.8: a caller who may not review counts as if quarantined rows did not exist
+    (no count, no bytes, no scope that holds nothing else), as its listings leave them out.
+    """
     require_realm_history(access)
-    realms = panel_realms(realm)
-    scopes: list[ScopeHoldings] = []
-    for name in realms:
-        scopes.extend(s for s in _realm_holdings(name) if scope_visible(access, s.scope_kind, s.scope_key))
+    counted = partial(_realm_holdings, with_quarantined=sees_quarantined(access))
+    held, realms = realm_rows(realm, lambda name: list(counted(name)))
+    scopes = [s for s in held if scope_visible(access, s.scope_kind, s.scope_key)]
     scopes.sort(key=lambda s: (SCOPE_ORDER.get(s.scope_kind, len(SCOPE_ORDER)), s.realm, s.scope_key))
     return scopes, realms
 
 
-def _realm_holdings(realm: str) -> Iterator[ScopeHoldings]:
+def _realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
     counts: dict[tuple[str, str], dict[str, int]] = {}
     index = realm_index(realm)
     if index is not None:
@@ -51,6 +55,8 @@ def _realm_holdings(realm: str) -> Iterator[ScopeHoldings]:
             " FROM records GROUP BY 1, 2, 3"
         ).fetchall()
     for scope_kind, scope_key, status, count, body_chars in rows:
+        if status == "quarantined" and not with_quarantined:
+            continue
         bucket = counts.setdefault((scope_kind, scope_key), {"body_bytes": 0})
         # docs/store-format.md §5.6: an unknown status reads as active; body_bytes is SQLite LENGTH (characters).
         key = status if status in ("active", "quarantined", "superseded", "tombstoned") else "active"

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from memory_panel.models import Injection
 from memory_panel.store.realms import realm_alias
-from memory_panel.store.rows import panel_realms
-from memory_panel.visibility import identity_visible, require_realm_history
+from memory_panel.store.rows import realm_rows, records_by_id
+from memory_panel.visibility import identity_visible, record_visible, require_realm_history
 from memory_panel.wire.params import INJECTIONS_PER_RECORD
 
 if TYPE_CHECKING:
@@ -37,14 +37,21 @@ def record_injections(alias: str, realm: str, memory_id: str) -> list[InjectionR
 
 def injection_log(*, access: Access, realm: str | None, limit: int) -> tuple[list[InjectionRow], list[str]]:
     require_realm_history(access)
-    realms = panel_realms(realm)
-    out: list[InjectionRow] = []
-    for name in realms:
+
+    def newest(name: str) -> list[InjectionRow]:
+        alias = realm_alias(name)
         rows = (
-            Injection.objects.using(realm_alias(name))
+            Injection.objects.using(alias)
             .order_by("-injection_id")
             .values("record_id", "identity", "session_key", "surface", "at_ms")[:limit]
         )
-        out.extend(InjectionRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"]))
+        shown = [InjectionRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"])]
+        if not access.enforced:
+            return shown
+        # docs/access.md §2.8: a row names its record, so it also needs that record to be visible.
+        named = {r.id: r for r in records_by_id(alias, name, sorted({row.record_id for row in shown}))}
+        return [row for row in shown if row.record_id not in named or record_visible(access, named[row.record_id])]
+
+    out, realms = realm_rows(realm, newest)
     out.sort(key=lambda row: row.at_ms, reverse=True)
     return out[:limit], realms

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from memory_panel.models import PendingHarvest, Proposal
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import parse_json_text
-from memory_panel.store.rows import panel_realms
+from memory_panel.store.rows import realm_rows
 from memory_panel.visibility import identity_visible, require_realm_history, scope_visible
 from memory_panel.wire.rust_debug import author_debug
 
@@ -32,21 +32,21 @@ class ProposalRow:
 
 def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple[list[ProposalRow], list[str]]:
     require_realm_history(access)
-    realms = panel_realms(realm)
-    out: list[ProposalRow] = []
-    for name in realms:
+
+    def open_proposals(name: str) -> list[ProposalRow]:
         rows = (
             Proposal.objects.using(realm_alias(name))
             .filter(status__in=("pending", "held"))
             .order_by("created_at_ms", "proposal_id")
             .values("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint")
         )
+        found: list[ProposalRow] = []
         for row in rows[:limit]:
             if not scope_visible(access, row["scope_kind"], row["scope_key"]):
                 continue
             record = parse_json_text(row["record"])
             record = record if isinstance(record, dict) else {}
-            out.append(
+            found.append(
                 ProposalRow(
                     realm=name,
                     proposal_id=row["proposal_id"],
@@ -60,6 +60,9 @@ def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple
                     tainted=row["taint"] is not None,
                 )
             )
+        return found
+
+    out, realms = realm_rows(realm, open_proposals)
     out.sort(key=lambda p: p.created_at_ms)
     return out[:limit], realms
 
@@ -75,15 +78,16 @@ class HarvestRow:
 
 def pending_harvests(*, access: Access, realm: str | None, limit: int) -> tuple[list[HarvestRow], list[str]]:
     require_realm_history(access)
-    realms = panel_realms(realm)
-    out: list[HarvestRow] = []
-    for name in realms:
+
+    def harvests(name: str) -> list[HarvestRow]:
         rows = (
             PendingHarvest.objects.using(realm_alias(name))
             .filter(status="pending")
             .order_by("retired_at_ms")
             .values("identity", "session_key", "cause", "retired_at_ms")[:limit]
         )
-        out.extend(HarvestRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"]))
+        return [HarvestRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"])]
+
+    out, realms = realm_rows(realm, harvests)
     out.sort(key=lambda row: row.retired_at_ms)
     return out[:limit], realms

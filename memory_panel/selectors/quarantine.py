@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 from django.db.models.functions import Substr
 
-from memory_panel.errors import InvalidParams, UnknownRealm
+from memory_panel.errors import InvalidParams
 from memory_panel.models import PendingPromotion, Record
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, records_by_id
-from memory_panel.visibility import hidden_scope_kinds, record_visible, require_review, scope_visible
+from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
 
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
@@ -67,24 +67,26 @@ def quarantine_queue(
     realms = panel_realms(realm)
     records: list[MemoryRecord] = []
     promotions: list[PendingPromotionRow] = []
+    read: list[str] = []
     for name in realms:
-        try:
+        with realm_read(name, alone=realm is not None):
             alias = realm_alias(name)
-        except UnknownRealm:
-            continue
-        # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
-        records.extend(_visible_quarantined(access, alias, name, limit, oldest_first))
-        promotions.extend(
-            PendingPromotionRow(realm=name, **row)
-            for row in PendingPromotion.objects.using(alias)
-            .filter(status="pending")
-            .order_by("created_at_ms", "pending_id")
-            .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
-            if scope_visible(access, row["scope_kind"], row["scope_key"])
-        )
+            # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
+            queued = _visible_quarantined(access, alias, name, limit, oldest_first)
+            gated = [
+                PendingPromotionRow(realm=name, **row)
+                for row in PendingPromotion.objects.using(alias)
+                .filter(status="pending")
+                .order_by("created_at_ms", "pending_id")
+                .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
+                if promotion_visible(access, row["scope_kind"], row["scope_key"])
+            ]
+            records += queued
+            promotions += gated
+            read.append(name)
     records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=not oldest_first)
     shown = records[:limit]
-    return QuarantineQueue(shown, promotions, realms, _previews(shown) if with_previews else {})
+    return QuarantineQueue(shown, promotions, read, _previews(shown) if with_previews else {})
 
 
 def _previews(records: list[MemoryRecord]) -> dict[tuple[str, str], str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, connections
 
-from memory_panel.errors import UnknownRealm
+from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.visibility import can_read_realm_history
 
@@ -59,6 +59,8 @@ def _realm_summary(name: str, *, counted: bool) -> RealmSummary | None:
         return None  # the file went away between listing the directory and opening it
     except DatabaseError as exc:
         return RealmSummary(name, None, False, None, error=f"unreadable: {exc}")
+    except StoreFailed as exc:
+        return RealmSummary(name, None, False, None, error=f"unreadable: {exc.reason}")
     if count is None:
         return RealmSummary(name, None, False, label)
     return RealmSummary(name, min(count, RECORD_COUNT_CAP), count > RECORD_COUNT_CAP, label)

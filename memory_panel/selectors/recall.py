@@ -17,6 +17,7 @@ from memory_panel.store.legacy_markdown import is_agent_identity
 from memory_panel.errors import UnknownRealm
 from memory_panel.store.realms import realm_alias, realm_names
 from memory_panel.store.records import RECORD_COLUMNS, MemoryRecord, decode_record
+from memory_panel.store.rows import realm_read
 from memory_panel.visibility import require_identity_memory
 from memory_panel.wire.params import parse_limit, parse_realm
 
@@ -240,15 +241,14 @@ def recall_preview(*, access: Access, request: RecallRequest) -> RecallPreview:
 def _realm_holding(identity: str) -> str | None:
     """The first realm, in discovery order, with any identity-scope record for ``identity``."""
     for realm in realm_names():
-        cursor = connections[realm_alias(realm)].cursor()
-        try:
-            cursor.execute(
-                "SELECT 1 FROM records WHERE scope_kind = 'identity' AND scope_key = %s LIMIT 1",
-                [identity],
-            )
-            row = cursor.fetchone()
-        finally:
-            cursor.close()
+        row = None
+        with realm_read(realm, alone=False):  # a realm that cannot be read holds nothing we can show
+            with connections[realm_alias(realm)].cursor() as cursor:
+                cursor.execute(
+                    "SELECT 1 FROM records WHERE scope_kind = 'identity' AND scope_key = %s LIMIT 1",
+                    [identity],
+                )
+                row = cursor.fetchone()
         if row is not None:
             return realm
     return None

@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from memory_panel.cursor import Cursor, keyset_predicate
+from django.db.models.expressions import RawSQL
+
+from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.errors import UnknownRealm
 from memory_panel.models import Record
 from memory_panel.store.realm_index import IndexQuery, RealmIndex, realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, records_by_id
+from memory_panel.store.rows import list_rows, realm_rows, records_by_id
 from memory_panel.visibility import (
     hidden_scope_kinds,
     record_visible,
@@ -57,10 +59,7 @@ def record_list(
     pages through several realms merged in (updated_at_ms, id) order.
     """
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    realms = panel_realms(realm)
-    rows: list[MemoryRecord] = []
-    for name in realms:
-        rows.extend(_visible_rows(access, name, filters, cursor, limit + 1))
+    rows, realms = realm_rows(realm, lambda name: _visible_rows(access, name, filters, cursor, limit + 1))
     rows.sort(key=lambda r: (r.updated_at_ms, r.id), reverse=True)
     page = rows[:limit]
     next_cursor = Cursor.after(page[-1]) if len(rows) > limit else None
@@ -114,9 +113,9 @@ def _direct_chunk(queryset, realm: str, after: Cursor | None, size: int) -> tupl
     """The next rows straight from the realm file, and where the following chunk starts (None: end)."""
     if after is not None:
         # The keyset predicate is SQL of its own (memory_panel/cursor.py), shared with the index.
-        sql, args = keyset_predicate(after, placeholder="%s")
+        sql, args = keyset_predicate(after, placeholder="%s", order_ms=ORDER_MS)
         queryset = queryset.extra(where=[sql], params=args)
-    rows = list(queryset.order_by("-updated_at_ms", "-memory_id")[:size])
+    rows = list(queryset.order_by(RawSQL(ORDER_MS, []).desc(), "-memory_id")[:size])
     records = [decode_record(realm, row) for row in rows]
     more = len(rows) == size
     return records, Cursor.after(records[-1]) if more else None
@@ -139,7 +138,7 @@ def _index_chunk(
     decode a screenful of other agents' rows per visible one). The key batch doubles while
     scopes hide most of it.
     """
-    ids: list[str] = []
+    keys: dict[str, int] = {}
     position = after
     batch = size
     while True:
@@ -149,13 +148,23 @@ def _index_chunk(
             entries = index.page_entries(query, position, batch)
         for updated_at_ms, memory_id, scope_kind, scope_key in entries:
             if scope_ok(scope_kind, scope_key):
-                ids.append(memory_id)
-                if len(ids) == size:  # stop at this entry: the next chunk starts right after it
-                    return records_by_id(alias, realm, ids), Cursor(updated_at_ms, memory_id)
+                keys[memory_id] = updated_at_ms
+                if len(keys) == size:  # stop at this entry: the next chunk starts right after it
+                    return _rows_in_place(alias, realm, keys), Cursor(updated_at_ms, memory_id)
         if len(entries) < batch:
-            return records_by_id(alias, realm, ids), None
+            return _rows_in_place(alias, realm, keys), None
         position = Cursor(*entries[-1][:2])
         batch = min(batch * 2, INDEX_BATCH_MAX)
+
+
+def _rows_in_place(alias: str, realm: str, keys: dict[str, int]) -> list[MemoryRecord]:
+    """The rows at the index positions, leaving out any a write moved since the index caught up.
+
+    The row is read after its position, so the runtime may have superseded or forgotten it in
+    between: it now belongs higher up, where the next request's index lists it. Shown here it
+    would break the page's order, and a cursor taken after it would restart the walk.
+    """
+    return [record for record in records_by_id(alias, realm, list(keys)) if record.updated_at_ms == keys[record.id]]
 
 
 # Up to this many readable scopes, a page seeks each scope's run of the index and merges them.

@@ -37,7 +37,7 @@ from typing import TypeVar
 
 from memory_panel import conf
 
-from memory_panel.cursor import Cursor, keyset_predicate
+from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
 from memory_panel.store.tile_facts import fact_rows
 from memory_panel.store.utility import utility_rows
@@ -85,7 +85,7 @@ _INDEXES = (
     "CREATE INDEX utility_status ON utility (status_kind, utility_key)",
 )
 _ENTRY_COLUMNS = (
-    "memory_id, updated_at_ms, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
+    f"memory_id, {ORDER_MS}, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
     " LENGTH(body), kind, trust"
 )
 _STEWARD_AUDIT = (
@@ -242,7 +242,20 @@ _local = threading.local()
 
 
 def realm_index(realm: str) -> RealmIndex | None:
-    """The realm's index caught up with the file, or None: then read the realm directly."""
+    """The realm's index caught up with the file, or None: then read the realm directly.
+
+    A realm file truncated or overwritten in place (or an index file that is) cannot be caught
+    up with: that is "no index", never an error here. The direct read that follows then reports
+    the realm itself, which an all-realm page skips (docs/realm-failures.md §1).
+    """
+    try:
+        return _ready_index(realm)
+    except sqlite3.DatabaseError as error:
+        logger.warning("no index for realm %r: %s", realm, error)
+        return None
+
+
+def _ready_index(realm: str) -> RealmIndex | None:
     if not realm_exists(realm):
         return None
     path = realm_path(realm)
@@ -315,6 +328,9 @@ def _generation_connection(path: Path) -> sqlite3.Connection:
         for stale in [k for k in cache if Path(k).parent == path.parent]:
             cache.pop(stale).close()
         conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
+        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
+        conn.execute("PRAGMA synchronous=NORMAL")
         cache[key] = conn
     return conn
 
@@ -527,6 +543,9 @@ def write_generation(directory: Path, realm: str, fill: Callable[[Path, sqlite3.
             out.execute("PRAGMA synchronous=OFF")
             count = fill(path, out)
             _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
+            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
+            # neither waits for the other (the file records the mode, so it holds after the rename).
+            out.execute("PRAGMA journal_mode=WAL")
         finally:
             out.close()
         os.replace(partial, target)

@@ -19,9 +19,11 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
-from memory_panel.errors import StoreFailed, UnknownRealm
+from memory_panel.errors import InvalidParams, StoreFailed, UnknownRealm
 
 REALM_SUFFIX = ".sqlite3"
+# The longest file name the file systems MobKit runs on allow (NAME_MAX on Linux and macOS).
+FILE_NAME_MAX = 255
 REALM_ALIAS_PREFIX = "realm:"
 # The runtime may hold a write transaction; a read waits this long before reporting the realm busy.
 BUSY_TIMEOUT_SECONDS = 5.0
@@ -74,7 +76,13 @@ def agent_memory_root() -> Path:
 
 
 def realm_path(name: str) -> Path:
-    return agent_memory_root() / f"{encode_path_segment(name)}{REALM_SUFFIX}"
+    """Where realm ``name`` lives; a name no file could carry is bad input, not an OS error."""
+    file_name = f"{encode_path_segment(name)}{REALM_SUFFIX}"
+    if len(file_name) > FILE_NAME_MAX:  # encoded names are ASCII: characters are bytes
+        raise InvalidParams(
+            f"realm is too long: its file name would be {len(file_name)} bytes, the file system allows {FILE_NAME_MAX}"
+        )
+    return agent_memory_root() / file_name
 
 
 def realm_names() -> list[str]:
@@ -101,11 +109,28 @@ def readonly_uri(path: Path) -> str:
     return f"file:{quote(str(path.absolute()))}?mode=ro"
 
 
+class ReplacedText(str):
+    """A TEXT value that was not valid UTF-8, each bad byte shown as U+FFFD, so its row is flagged."""
+
+
+def lenient_text(raw: bytes) -> str:
+    """SQLite's TEXT → str without failing the whole statement on one hand-edited value.
+
+    sqlite3's default decoder raises for invalid UTF-8, which fails every row the statement
+    returns (a whole listing, for everyone); this one decodes lossily and marks the value.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return ReplacedText(raw.decode("utf-8", errors="replace"))
+
+
 def connect_readonly(path: Path) -> sqlite3.Connection:
     """A raw read-only connection, for code that pins one connection (the change watcher)."""
     conn = sqlite3.connect(
         readonly_uri(path), uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
     )
+    conn.text_factory = lenient_text
     conn.execute("PRAGMA query_only=1")
     return conn
 
@@ -173,6 +198,7 @@ class _QueryDeadline:
 def _limit_realm_queries(sender, connection, **kwargs) -> None:
     if not connection.alias.startswith(REALM_ALIAS_PREFIX):
         return
+    connection.connection.text_factory = lenient_text
     deadline = _QueryDeadline(conf.realm_query_timeout_ms() / 1000)
     connection.connection.set_progress_handler(deadline.progress, _QueryDeadline.STEPS)
     # The wrapper object outlives its connection (CONN_MAX_AGE 0 reconnects every request), so the
@@ -181,14 +207,28 @@ def _limit_realm_queries(sender, connection, **kwargs) -> None:
     connection.execute_wrappers.append(deadline)
 
 
-def store_failed(error: BaseException) -> StoreFailed:
-    """What a caller is told when a realm read fails (never a traceback, never a 500)."""
+# docs/wire-contract.md §1.5: every store failure reads "agent memory panel failed: <reason>".
+_FAILED = "agent memory panel failed: "
+
+
+def store_failed(error: BaseException, *, realm: str | None = None) -> StoreFailed:
+    """What a caller is told when a realm read fails (never a traceback, never a 500).
+
+    With ``realm``, the failure is that realm file's: the message names it and ``reason`` says why.
+    A query past the time limit is the request's failure, not the file's, so it names no realm.
+    """
+    if isinstance(error, StoreFailed):
+        return error
     if "interrupted" in str(error):
-        return StoreFailed(
-            f"agent memory panel failed: the realm query ran past the "
-            f"{conf.realm_query_timeout_ms()} ms time limit"
-        )
-    return StoreFailed(f"agent memory panel failed: {error}")
+        return StoreFailed(f"{_FAILED}the realm query ran past the {conf.realm_query_timeout_ms()} ms time limit")
+    reason = str(error) or type(error).__name__
+    if realm is None:
+        return StoreFailed(f"{_FAILED}{reason}")
+    return realm_unreadable(realm, reason)
+
+
+def realm_unreadable(realm: str, reason: str) -> StoreFailed:
+    return StoreFailed(f"{_FAILED}realm '{realm}' could not be read: {reason}", realm=realm, reason=reason)
 
 
 def forget_realm_connections() -> None:
@@ -247,6 +287,9 @@ def store_format(name: str) -> StoreFormat:
             version = row[0] if row else None
     finally:
         cursor.close()
+    if "records" not in tables:
+        # A file truncated to nothing opens as an empty database: no realm's tables, not an empty realm.
+        raise realm_unreadable(name, "the file holds no MobKit store (no records table)")
     fmt = StoreFormat(tables, "ever_quarantined" in columns, version)
     _format_cache[key] = fmt
     return fmt

@@ -2,14 +2,19 @@
 
 The store invites hand edits, so every JSON column decodes defensively: a value that does not
 parse, or parses to the wrong shape, becomes the column's default and the column's name is added
-to ``malformed`` — a bad row is shown as flagged, never a 500.
+to ``malformed`` — a bad row is shown as flagged, never a 500. Text columns likewise: a BLOB, a
+number, a NULL where MobKit writes text, or TEXT that is not valid UTF-8 (each bad byte shown as
+U+FFFD) is shown as text and flagged.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
+
+from memory_panel.store.realms import ReplacedText
 
 SCOPE_KINDS = ("identity", "mob", "operator", "realm")
 SCOPE_ORDER = {kind: index for index, kind in enumerate(SCOPE_KINDS)}
@@ -90,7 +95,12 @@ def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
     def bad(column: str) -> None:
         malformed.append(column)
 
-    if row["scope_kind"] not in SCOPE_KINDS:
+    text = partial(_text_column, row, bad=bad)
+    for column in ("tags", "provenance", "derived_from", "usage_stats"):
+        if isinstance(row.get(column), ReplacedText):
+            bad(column)  # parsed as far as it goes; the bytes that were not UTF-8 are lost
+    scope_kind = text("scope_kind")
+    if scope_kind not in SCOPE_KINDS and "scope_kind" not in malformed:
         bad("scope_kind")
     tags = _json_column(row.get("tags"), list, "tags", bad)
     if not all(isinstance(tag, str) for tag in tags):
@@ -100,26 +110,27 @@ def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
         derived, _ = [], bad("derived_from")
     provenance = _decode_provenance(row.get("provenance"), bad)
     usage = _decode_usage(row.get("usage_stats"), bad)
-    status = row["status_kind"] if row["status_kind"] in STATUS_KINDS else "active"  # docs/store-format.md §3
-    body = row.get("body")
-    body_bytes = len(body.encode("utf-8")) if body is not None else int(row.get("body_bytes") or 0)
+    status_kind = text("status_kind")
+    status = status_kind if status_kind in STATUS_KINDS else "active"  # docs/store-format.md §3
+    body = text("body", nullable=True) if "body" in row else None
+    body_bytes = len(body.encode("utf-8")) if body is not None else _int_value(row.get("body_bytes"), 0)
     return MemoryRecord(
         realm=realm,
-        id=row["memory_id"],
-        scope_kind=row["scope_kind"],
-        scope_key=row["scope_key"],
-        kind=row["kind"],
-        title=row["title"],
-        description=row.get("description") or "",
+        id=text("memory_id"),
+        scope_kind=scope_kind,
+        scope_key=text("scope_key"),
+        kind=text("kind"),
+        title=text("title"),
+        description=text("description", nullable=True) or "",
         tags=tags,
         provenance=provenance,
-        trust=row["trust"],
+        trust=text("trust"),
         status=status,
-        status_detail=row.get("status_detail"),
-        supersedes=row.get("supersedes"),
+        status_detail=text("status_detail", nullable=True),
+        supersedes=text("supersedes", nullable=True),
         derived_from=derived,
         working_set_rank=_int_column(row, "working_set_rank", bad, default=None),
-        content_hash=row.get("content_hash") or "",
+        content_hash=text("content_hash", nullable=True) or "",
         created_at_ms=_int_column(row, "created_at_ms", bad, default=0),
         updated_at_ms=_int_column(row, "updated_at_ms", bad, default=0),
         usage=usage,
@@ -140,12 +151,29 @@ def parse_json_text(text: Any) -> Any:
         return None
 
 
+def _text_column(row: dict[str, Any], column: str, *, bad, nullable: bool = False) -> str | None:
+    """A TEXT column as str; anything else a hand edit can leave there is shown as text and flagged."""
+    value = row.get(column)
+    if isinstance(value, str) and not isinstance(value, ReplacedText):
+        return value
+    if value is None and nullable:
+        return None
+    bad(column)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else str(value)
+
+
+def _int_value(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def _int_column(row: dict[str, Any], column: str, bad, *, default: int | None) -> int | None:
     # SQLite lets an INTEGER column hold text; a hand edit there must not take the page down.
     value = row.get(column)
     if value is None and default is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:  # MobKit's are u64 / u32
         return value
     bad(column)
     return default

@@ -6,18 +6,94 @@ thing on every page and method (docs/wire-contract.md §1.2).
 
 from __future__ import annotations
 
-from django.db import connections
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TypeVar
+
+from django.db import DatabaseError, connections
 from django.db.models import BinaryField
 from django.db.models.functions import Cast, Length
 
+from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
-from memory_panel.store.realms import realm_alias, realm_names, store_format
+from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
+
+logger = logging.getLogger("memory_panel.store")
+
+T = TypeVar("T")
 
 
 def panel_realms(realm: str | None) -> list[str]:
     """The realms a read spans: the one asked for, else every realm with a store file."""
     return [realm] if realm is not None else realm_names()
+
+
+@dataclass(frozen=True)
+class SkippedRealm:
+    """A realm an all-realm read left out because its file could not be read, and why."""
+
+    name: str
+    reason: str
+
+
+# The realms skipped while one page is built. A context variable, not a return value, so every
+# selector keeps MobKit's result shape; the HTML page collects them (``noting_skipped_realms``),
+# the RPC only logs them.
+_skipped: ContextVar[list[SkippedRealm] | None] = ContextVar("skipped_realms", default=None)
+
+
+@contextmanager
+def realm_read(name: str, *, alone: bool) -> Iterator[None]:
+    """One realm's part of a panel read: the one mechanism for realms that cannot be read.
+
+    Asked for alone, a realm whose file cannot be read (damaged, truncated, garbage, busy) is a
+    ``StoreFailed`` naming it. As one of every realm it is skipped (the block is abandoned),
+    logged and noted for the page, and the other realms are served. A file gone since discovery
+    has nothing to show either way.
+    """
+    try:
+        yield
+    except UnknownRealm:
+        return
+    except (DatabaseError, sqlite3.DatabaseError, StoreFailed) as error:
+        failure = store_failed(error, realm=name)
+        if alone or failure.realm is None:  # the time limit is this request's failure: say so
+            raise failure from error
+        logger.warning("skipping realm %r: %s", name, failure.reason)
+        noted = _skipped.get()
+        if noted is not None and all(skipped.name != name for skipped in noted):
+            noted.append(SkippedRealm(name, failure.reason))
+
+
+def realm_rows(realm: str | None, read: Callable[[str], list[T]]) -> tuple[list[T], list[str]]:
+    """``read(name)`` of each realm a panel read spans, concatenated, and the realms it covers."""
+    rows: list[T] = []
+    realms: list[str] = []
+    for name in panel_realms(realm):
+        with realm_read(name, alone=realm is not None):
+            rows += read(name)
+            realms.append(name)
+    return rows, realms
+
+
+@contextmanager
+def noting_skipped_realms() -> Iterator[list[SkippedRealm]]:
+    """Collect the realms ``realm_read`` skips inside the block (one page's worth)."""
+    token = _skipped.set([])
+    try:
+        yield _skipped.get()
+    finally:
+        _skipped.reset(token)
+
+
+def skipped_realms() -> list[SkippedRealm]:
+    """The realms skipped so far while building this page (empty outside ``noting_skipped_realms``)."""
+    return list(_skipped.get() or ())
 
 
 def records_by_id(alias: str, realm: str, ids: list[str]) -> list[MemoryRecord]:

@@ -26,6 +26,7 @@ match — until the next rebuild drops them.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -47,6 +48,8 @@ from memory_panel.store.realm_index import (
     write_generation,
 )
 from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_format
+
+logger = logging.getLogger("memory_panel.store.search_index")
 
 BUILD_BATCH = 5_000
 # docs/search.md §2: unicode61 with diacritics folded, no stemming: a word matches itself only.
@@ -225,8 +228,18 @@ def _conditions(where: SearchFilter) -> tuple[str, list]:
 def search_index(realm: str) -> SearchIndex | None:
     """The realm's search index caught up with its file; None when the realm has no file.
 
-    Raises ``StoreFailed`` while a large realm's first index is being built.
+    Raises ``StoreFailed`` while a large realm's first index is being built. A realm file that
+    cannot be caught up with (truncated, garbage) has no index: the records read that follows
+    reports the realm (docs/realm-failures.md §1).
     """
+    try:
+        return _ready_search_index(realm)
+    except sqlite3.DatabaseError as error:
+        logger.warning("no search index for realm %r: %s", realm, error)
+        return None
+
+
+def _ready_search_index(realm: str) -> SearchIndex | None:
     if not realm_exists(realm):
         return None
     path = realm_path(realm)

@@ -18,6 +18,7 @@ from memory_panel.selectors.recall import parse_recall_request, recall_preview
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import http_status, panel_view, render_page
 from memory_panel.visibility import may_read_ledger
+from memory_panel.wire.params import query_uint
 from mobkit_console.access.caller import Access
 
 LEDGER_FILTERS = ("entity", "topic", "store", "query")
@@ -63,8 +64,8 @@ def recall(request: HttpRequest, access: Access) -> HttpResponse:
     status = 200
     if "identity" in given:
         params: dict = {**given, "realm": realm}
-        if given.get("max_entries", "").isdigit():
-            params["max_entries"] = int(given["max_entries"])
+        if (max_entries := query_uint(given.get("max_entries", ""))) is not None:
+            params["max_entries"] = max_entries
         try:
             context["preview"] = recall_preview(access=access, request=parse_recall_request(params))
         except PanelError as error:  # shown beside the form, as on the ledger page

@@ -44,6 +44,7 @@ from memory_panel.wire.params import (
     parse_limit,
     parse_realm,
     parse_trust,
+    query_uint,
     record_filter,
 )
 from memory_panel.wire.results import record_json
@@ -66,8 +67,7 @@ def parse_sort(raw: str | None) -> str:
 
 def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "limit") -> int:
     # Query strings carry text; the RPC's rule (a non-negative integer, clamped) applies to its value.
-    raw = query.get(name, "").strip()
-    return parse_limit(int(raw) if raw.isascii() and raw.isdigit() else None, default=default, maximum=maximum)
+    return parse_limit(query_uint(query.get(name, "")), default=default, maximum=maximum)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory_panel.errors import AccessDenied, InvalidParams, NotFound, PanelError, StoreFailed
 from memory_panel.store.realms import store_failed
+from memory_panel.store.rows import noting_skipped_realms, skipped_realms
 from mobkit_console.access.caller import access_for_user
 
 # Most specific class first; any other domain error is the store's fault, never the caller's.
@@ -46,6 +47,8 @@ def render_page(
     Caches must keep the two answers apart: ``Vary: HX-Request``.
     """
     partial = bool(request.htmx) and not request.htmx.history_restore_request
+    # docs/realm-failures.md §1: realms an all-realm read could not read are named on the page.
+    context.setdefault("skipped_realms", skipped_realms())
     response = render(request, fragment if partial else page, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -73,7 +76,8 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             try:
-                return view(request, access_for_user(request.user), *args, **kwargs)
+                with noting_skipped_realms():
+                    return view(request, access_for_user(request.user), *args, **kwargs)
             except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
                 raise store_failed(failure) from failure
         except PanelError as error:

@@ -56,6 +56,18 @@ def parse_limit(raw: Any, *, default: int, maximum: int) -> int:
     return max(1, min(raw, maximum))
 
 
+def query_uint(raw: str) -> int | None:
+    """An unsigned integer from a query string (ASCII digits only), or None when it is not one.
+
+    Anything past u64 reads as 2**64, which every limit clamps: Python refuses ``int()`` of over
+    4,300 digits, and ``"²".isdigit()`` is true, so neither may reach ``int()``.
+    """
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit():
+        return None
+    return 2**64 if len(text.lstrip("0")) > 20 else int(text)
+
+
 def _one_of(name: str, raw: Any, allowed: tuple[str, ...]) -> str | None:
     value = param_str({name: raw}, name)
     if value is not None and value not in allowed:

@@ -16,6 +16,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 NOT_FOUND = -32001
+# docs/wire-contract.md §1.5 (console additions): a realm asked for alone whose file cannot be read.
+REALM_UNREADABLE = NOT_FOUND
 READ_ONLY = -32010
 # MobKit's MEMORY_BACKEND_UNAVAILABLE_CODE of the current era (v0.4.13 used -32010, here READ_ONLY).
 MEMORY_BACKEND_UNAVAILABLE = -32012
@@ -49,7 +51,10 @@ _CODES: tuple[tuple[type[panel.PanelError], int], ...] = (
 def rpc_error_for(error: panel.PanelError) -> RpcError:
     code = next((code for kind, code in _CODES if isinstance(error, kind)), INTERNAL_ERROR)
     data: dict[str, Any] | None = None
-    if isinstance(error, panel.AccessDenied):
+    if isinstance(error, panel.StoreFailed) and error.realm is not None:
+        code = REALM_UNREADABLE
+        data = {"realm": error.realm, "reason": error.reason}
+    elif isinstance(error, panel.AccessDenied):
         data = {"kind": "access_denied", "action": error.action, "resource": error.resource}
     elif isinstance(error, panel.ReadOnly):
         data = {"kind": "read_only"}

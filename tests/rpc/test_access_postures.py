@@ -152,7 +152,8 @@ def test_realm_wide_lists_need_unscoped_read(client, world, posture, name, metho
         assert reply.error == denied("agent.memory.read", None)
         return
     if method == "overview":
-        rows = [r for r in world.rows.values()]
+        # docs/access.md §2.8: without review, holdings count as if quarantined rows did not exist.
+        rows = [r for r in world.rows.values() if grants.review or r.status_kind != "quarantined"]
         scopes = [s for s in overview_rows(rows) if grants.scope_ok(s["scope_kind"], s["scope_key"])]
         assert reply.result == {"scopes": scopes, "realms": world.realms,
                                 "floors": {"records": 4000, "bytes": 33_554_432}}

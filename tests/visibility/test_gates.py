@@ -72,7 +72,8 @@ BOOLEAN_GATES = [
     (visibility.scope_visible, ("mob", "ops"),             "111001010"),
     (visibility.scope_visible, ("operator", "oncall"),     "110001010"),
     (visibility.scope_visible, ("realm", ""),              "111001011"),
-    (visibility.scope_visible, ("team", "x"),              "100000000"),
+    # docs/access.md §2.8: an unknown kind needs every resource-less read grant (as operator, here).
+    (visibility.scope_visible, ("team", "x"),              "110001010"),
     (visibility.scope_kind_readable, ("identity",),        "111101010"),
     (visibility.scope_kind_readable, ("mob",),             "111001010"),
     (visibility.scope_kind_readable, ("operator",),        "110001010"),
@@ -84,8 +85,9 @@ BOOLEAN_GATES = [
     (visibility.record_visible, (QUARANTINED,),            "100001010"),
     (visibility.record_visible, (RETIRED_EVIDENCE,),       "100001010"),
     (visibility.record_visible, (FORGOTTEN,),              "111101010"),
-    (visibility.identity_visible, (SCOUT,),                "111111010"),
-    (visibility.identity_visible, (LEAD,),                 "111011010"),
+    # docs/access.md §2.8: an agent's injections and harvests follow its identity-scope rule.
+    (visibility.identity_visible, (SCOUT,),                "111101010"),
+    (visibility.identity_visible, (LEAD,),                 "111001010"),
     (visibility.can_read_memory, (),                       "111101011"),
     (visibility.can_read_realm_history, (),                "111001011"),
     (visibility.may_read_ledger, (),                       "111001011"),
@@ -151,7 +153,9 @@ DENIAL_ACTIONS = [
                                                                               "admin")}),
     (record("operator", "oncall"), {name: "operator.memory.read" for name in NAMES}),
     (record("mob", "ops"), {name: "mob.memory.read" for name in NAMES}),
-    (record("team", "x"), {name: READ for name in NAMES}),
+    # docs/access.md §2.8: the first resource-less read grant the caller lacks.
+    (record("team", "x"), {name: READ for name in NAMES} | {"partial": "operator.memory.read",
+                                                             "read_without_view": "mob.memory.read"}),
 ]
 
 

@@ -1,0 +1,91 @@
+"""A realm file truncated or overwritten in place is named and skipped, never a 500 (issue 14, item 2).
+
+Every page and method that spans all realms goes on serving the readable ones and (on HTML) names
+the realm it left out; asked for alone, the damaged realm is a 503 page or RPC -32001 naming the
+realm and the reason. With and without the console's realm index.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_panel.services.store_writer import identity_scope, mob_scope
+from tests.hardening.support import (
+    PANEL_METHODS,
+    HTML_PAGES,
+    damage,
+    rpc,
+)
+
+pytestmark = pytest.mark.django_db
+
+DAMAGE = ("truncated", "halved", "garbage")
+
+
+@pytest.fixture
+def two_realms(realm_writer, index_mode, client_signed_in):
+    good = realm_writer("good")
+    good.remember(identity_scope("good", "identity:luka"), "Good realm fact", "readable body")
+    bad = realm_writer("bad")
+    for n in range(30):
+        bad.remember(mob_scope("bad", "ops"), f"Bad realm fact {n}", "x" * 2000)
+    good.close()
+    bad.close()
+    # Every page once while both are whole, so the index (when on) exists and is caught up.
+    for path in HTML_PAGES:
+        assert client_signed_in.get(path).status_code == 200, path
+    return good, bad
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_all_realm_pages_serve_the_other_realms_and_name_the_damaged_one(two_realms, client_signed_in, how):
+    damage(two_realms[1].path, how)
+    for path in HTML_PAGES:
+        page = client_signed_in.get(path)
+        assert page.status_code == 200, (path, page.status_code)
+        text = page.content.decode()
+        assert "could not be read" in text and "<code>bad</code>" in text, path
+    records = client_signed_in.get("/console/memory/records/").content.decode()
+    assert "Good realm fact" in records and "Bad realm fact" not in records
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_all_realm_methods_answer_for_the_other_realms(two_realms, client_signed_in, how):
+    damage(two_realms[1].path, how)
+    for method in PANEL_METHODS:
+        reply = rpc(client_signed_in, method, {})
+        assert "result" in reply, (method, reply)
+        assert reply["result"].get("realms", ["good"]) == ["good"], method
+    rows = rpc(client_signed_in, "mobkit/memory/panel/records", {})["result"]["records"]
+    assert [row["title"] for row in rows] == ["Good realm fact"]
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_a_damaged_realm_asked_for_alone_is_a_clear_503_and_rpc_32001(two_realms, client_signed_in, how):
+    damage(two_realms[1].path, how)
+    for path in HTML_PAGES:
+        page = client_signed_in.get(path, {"realm": "bad"})
+        assert page.status_code == 503, path
+        assert "realm &#x27;bad&#x27; could not be read" in page.content.decode(), path
+    for method in PANEL_METHODS:
+        error = rpc(client_signed_in, method, {"realm": "bad"})["error"]
+        assert error["code"] == -32001, (method, error)
+        assert error["data"]["realm"] == "bad" and error["data"]["reason"], method
+        assert error["message"].startswith("agent memory panel failed: realm 'bad' could not be read: ")
+
+
+def test_a_record_of_the_damaged_realm_is_not_found_elsewhere_and_503_there(two_realms, client_signed_in):
+    rows = rpc(client_signed_in, "mobkit/memory/panel/records", {"realm": "good"})["result"]["records"]
+    damage(two_realms[1].path, "garbage")
+    good_id = rows[0]["id"]
+    assert client_signed_in.get(f"/console/memory/records/{good_id}/").status_code == 200
+    assert rpc(client_signed_in, "mobkit/memory/panel/record", {"memory_id": good_id})["result"]["realm"] == "good"
+    assert rpc(client_signed_in, "mobkit/memory/panel/record", {"memory_id": "nope"})["error"]["code"] == -32001
+    reply = rpc(client_signed_in, "mobkit/memory/panel/record", {"memory_id": good_id, "realm": "bad"})
+    assert reply["error"]["data"]["realm"] == "bad"
+
+
+def test_the_shell_lists_the_damaged_realm_as_unreadable(two_realms, client_signed_in):
+    damage(two_realms[1].path, "garbage")
+    shell = client_signed_in.get("/console/")
+    assert shell.status_code == 200 and "unreadable" in shell.content.decode()
