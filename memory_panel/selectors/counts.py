@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memory_panel.search_text import SearchQuery
 from memory_panel.selectors.search import search_filter
-from memory_panel.store.rows import panel_realms
+from memory_panel.store.rows import panel_realms, realm_read
 from memory_panel.store.search_index import search_index
 from memory_panel.visibility import require_record_list, require_review
 from memory_panel.wire.params import RecordFilter
@@ -49,12 +49,13 @@ def record_count(
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     total = 0
     for name in panel_realms(realm):
-        index = search_index(name)
-        if index is None:
-            continue
-        where = search_filter(access, index, filters)
-        left = cap - total
-        total += index.count(query.match, where, left) if query else index.count_docs(where, left)
+        with realm_read(name, alone=realm is not None):  # a damaged realm is skipped, as by the list
+            index = search_index(name)
+            if index is None:
+                continue
+            where = search_filter(access, index, filters)
+            left = cap - total
+            total += index.count(query.match, where, left) if query else index.count_docs(where, left)
         if total > cap:
             break
     return Count(min(total, cap + 1), cap)

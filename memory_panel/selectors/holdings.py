@@ -37,14 +37,14 @@ def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHold
     (no count, no bytes, no scope that holds nothing else), as its listings leave them out.
     """
     require_realm_history(access)
-    counted = partial(_realm_holdings, with_quarantined=sees_quarantined(access))
+    counted = partial(realm_holdings, with_quarantined=sees_quarantined(access))
     held, realms = realm_rows(realm, lambda name: list(counted(name)))
     scopes = [s for s in held if scope_visible(access, s.scope_kind, s.scope_key)]
     scopes.sort(key=lambda s: (SCOPE_ORDER.get(s.scope_kind, len(SCOPE_ORDER)), s.realm, s.scope_key))
     return scopes, realms
 
 
-def _realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
+def realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
     counts: dict[tuple[str, str], dict[str, int]] = {}
     index = realm_index(realm)
     if index is not None:

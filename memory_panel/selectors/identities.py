@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memory_panel.errors import StoreFailed
 from memory_panel.store.rows import panel_realms
 from memory_panel.store.search_index import search_index
 from memory_panel.visibility import scope_checker
@@ -32,7 +33,10 @@ class IdentityChoice:
 def _identity_keys(realm: str | None) -> set[str]:
     keys: set[str] = set()
     for name in panel_realms(realm):
-        index = search_index(name)
+        try:
+            index = search_index(name)
+        except StoreFailed:  # suggestions are a courtesy: a realm whose index is not ready offers none
+            continue
         if index is not None:
             keys.update(key for kind, key in index.scopes() if kind == "identity")
     return keys

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory_panel.models import Injection
-from memory_panel.selectors.holdings import ScopeHoldings, _realm_holdings
+from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
 from memory_panel.selectors.injections import InjectionRow
 from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, render_injection_block
 from memory_panel.store.realms import realm_alias, realm_exists
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import full_rows, panel_realms
 from memory_panel.visibility import (
+    sees_quarantined,
     SCOPE_READ_ACTION,
     record_visible,
     require_identity_memory,
@@ -80,7 +81,7 @@ class KnowledgeLens:
 def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, mob: str | None) -> KnowledgeLens:
     """The lens for ``identity`` (else ``mob``; neither: the first identity the caller may read)."""
     realms = [name for name in panel_realms(realm) if realm_exists(name)]
-    scopes = [s for name in realms for s in _realm_holdings(name) if scope_visible(access, s.scope_kind, s.scope_key)]
+    scopes = [s for name in realms for s in realm_holdings(name, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key)]
     identities = sorted({s.scope_key for s in scopes if s.scope_kind == "identity"})
     mobs = sorted({s.scope_key for s in scopes if s.scope_kind == "mob"})
     if identity is None and mob is None and identities:

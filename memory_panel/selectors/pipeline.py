@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import UnknownRealm
-from memory_panel.selectors.holdings import _realm_holdings
+from memory_panel.selectors.holdings import realm_holdings
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import panel_realms, realm_cursor
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
@@ -58,7 +58,7 @@ def pipeline_conveyor(*, access: Access, realm: str | None) -> Conveyor:
         ).fetchall():
             if scope_visible(access, kind, key):
                 taints[(name, proposal_id)] = taint
-        quarantined += sum(s.quarantined for s in _realm_holdings(name) if scope_visible(access, s.scope_kind, s.scope_key))
+        quarantined += sum(s.quarantined for s in realm_holdings(name, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key))
     return Conveyor(
         proposed=counts["pending"],
         held=counts["held"],

@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_panel.selectors.holdings import ScopeHoldings, _realm_holdings
+from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias, realm_exists, store_format
 from memory_panel.store.records import MemoryRecord
-from memory_panel.store.rows import panel_realms, realm_cursor, records_by_id
+from memory_panel.store.rows import panel_realms, realm_cursor, realm_read, realm_rows, records_by_id
 from memory_panel.store.tile_facts import FACTS, fact_rows
 from memory_panel.visibility import (
+    sees_quarantined,
     REVIEW,
     can_read_memory,
     can_read_realm_history,
@@ -110,8 +111,11 @@ class _RealmFacts:
 
 def verdict_tiles(*, access: Access, realm: str | None) -> list[Tile]:
     """The six tiles, in MobKit's fixed order (docs/panel-tabs.md §2)."""
-    realms = [name for name in panel_realms(realm) if realm_exists(name)]
-    facts = [_realm_facts(access, name, EVIDENCE_MAX) for name in realms] if can_read_memory(access) else []
+    if can_read_memory(access):
+        # A realm that cannot be read is skipped and named, as on every all-realm page (realm_rows).
+        facts, realms = realm_rows(realm, lambda name: [_realm_facts(access, name, EVIDENCE_MAX)])
+    else:
+        facts, realms = [], [name for name in panel_realms(realm) if realm_exists(name)]
     tiles = {
         "echo-safety": _echo_tile(access, facts, realms),
         "taint-wall": _taint_tile(access, facts, realms),
@@ -130,13 +134,14 @@ def tile_evidence(*, access: Access, realm: str | None, tile: str, limit: int) -
     if not can_read_memory(access):
         return found, total
     for name in (n for n in panel_realms(realm) if realm_exists(n)):
-        facts = _realm_facts(access, name, limit)
-        for fact, (fact_tile, _) in FACTS.items():
-            if fact_tile != tile:
-                continue
-            total += facts.counts[fact]
-            ids = facts.samples.get(fact, [])[: max(limit - len(found), 0)]
-            found += [(fact, record) for record in records_by_id(realm_alias(name), name, ids) if record_visible(access, record)]
+        with realm_read(name, alone=realm is not None):
+            facts = _realm_facts(access, name, limit)
+            for fact, (fact_tile, _) in FACTS.items():
+                if fact_tile != tile:
+                    continue
+                total += facts.counts[fact]
+                ids = facts.samples.get(fact, [])[: max(limit - len(found), 0)]
+                found += [(fact, r) for r in records_by_id(realm_alias(name), name, ids) if record_visible(access, r)]
     return found, total
 
 
@@ -147,7 +152,7 @@ def tile_evidence(*, access: Access, realm: str | None, tile: str, limit: int) -
 def _realm_facts(access: Access, realm: str, sample: int) -> _RealmFacts:
     out = _RealmFacts(realm)
     reviewer = not access.enforced or access.allows(REVIEW)
-    out.scopes = [s for s in _realm_holdings(realm) if scope_visible(access, s.scope_kind, s.scope_key)]
+    out.scopes = [s for s in realm_holdings(realm, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key)]
     out.records_checked = sum(
         s.active + s.superseded + s.tombstoned + (s.quarantined if reviewer else 0) for s in out.scopes
     )

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from memory_panel.cursor import utility_key
+from memory_panel.cursor import ORDER_MS, utility_key
 from memory_panel.store.tile_facts import usage_sql
 
 UTILITY_COLUMNS = ("utility_key", "memory_id", "scope_kind", "scope_key", "status_kind", "kind", "trust")
@@ -22,7 +22,9 @@ def utility_rows(
     """``UTILITY_COLUMNS`` for every record of the realm (or of ``ids``), in no particular order."""
     sql = (
         f"SELECT r.memory_id, {usage_sql('injected_count')}, {usage_sql('judged_useful_count')},"
-        " LENGTH(CAST(r.body AS BLOB)), r.updated_at_ms, r.scope_kind, r.scope_key, r.status_kind, r.kind, r.trust"
+        # The order key of docs/store-format.md §5.1 as the index keeps it: a hand-damaged
+        # updated_at_ms (text, float, negative) sorts as 0, the same as it decodes.
+        f" LENGTH(CAST(r.body AS BLOB)), {ORDER_MS}, r.scope_kind, r.scope_key, r.status_kind, r.kind, r.trust"
         " FROM records r"
     )
     args: list = []
@@ -36,7 +38,7 @@ def utility_rows(
                 injected=int(injected or 0),
                 useful=int(useful or 0),
                 body_bytes=int(body_bytes or 0),
-                updated_at_ms=int(updated or 0),
+                updated_at_ms=updated,
                 memory_id=memory_id,
             )
             yield (key, memory_id, *rest)

@@ -31,7 +31,7 @@ from memory_panel.selectors.identities import IdentityChoice, identity_choice, k
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.realm_choice import chosen_realm
-from memory_panel.views.render import Section, panel_view, render_page, section
+from memory_panel.views.render import Section, count_section, panel_view, render_page, section
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
     LISTS_DEFAULT_LIMIT,
@@ -178,7 +178,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "hits": {(hit.record.realm, hit.record.id): hit for hit in page.data.results} if query and page.data else {},
         "claimants": record_selectors.list_claimant_ids(records=rows),
         "state": state,
-        "count": section(counts.record_count, access=access, realm=realm, filters=filters, query=query),
+        "count": count_section(counts.record_count, access=access, realm=realm, filters=filters, query=query),
         "first_shown": before + 1,
         "last_shown": on_screen,
         "more_url": _more_url(state, page, on_screen),
@@ -270,7 +270,7 @@ def quarantine_context(*, access: Access, realm: str | None, limit: int, order: 
         "order": order,
         "queue": queue,
         "rows": rows,
-        "count": section(counts.quarantine_count, access=access, realm=realm),
+        "count": count_section(counts.quarantine_count, access=access, realm=realm),
     }
 
 

@@ -69,6 +69,14 @@ def section(selector: Callable[..., Any], **kwargs: Any) -> Section:
         return Section(denied=error)
 
 
+def count_section(counter: Callable[..., Any], **kwargs: Any) -> Section:
+    """A list's count is a courtesy: while a realm's index is being built the list shows without it."""
+    try:
+        return section(counter, **kwargs)
+    except StoreFailed:
+        return Section()
+
+
 def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Sign-in, GET/HEAD, ``Vary: HX-Request``, ``view(request, access, ...)``, errors as pages."""
 

@@ -115,11 +115,6 @@ class Load:
                 self.fail(f"page {path}: steady's rows missing")
 
 
-@pytest.mark.xfail(
-    reason="since f13 merged, the Records page's count section (search index) answers 503 while a realm's"
-    " search index is rebuilt in the background after a restore; passed before that merge",
-    strict=False,
-)
 def test_realm_faults_under_load_never_fail_other_realms_or_leak_rows(tmp_path: Path):
     state = tmp_path / "state"
     root = state / "agent-memory"
