@@ -28,7 +28,7 @@ from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
-from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS
+from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import Section, count_section, panel_view, render_page, section
@@ -167,7 +167,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     # docs/panel-tabs.md §3: grouped by scope only when nothing is filtered and the sort is recency.
     grouped = sort == "recency" and not set(state) - {"limit", "sort"}
     if grouped and page.data is not None:
-        page.data.records.sort(key=lambda r: (SCOPE_ORDER.get(r.scope_kind, len(SCOPE_ORDER)), r.realm, r.scope_key))
+        page.data.records[:] = _grouped_by_scope(page.data.records, limit)
     before = shown if cursor is not None else 0
     rows = page.data.records if page.data else []
     on_screen = before + len(rows)
@@ -199,6 +199,16 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         set_url = replace_url if cursor is not None else push_url
         set_url(response, records_url(**state, shown=on_screen if on_screen > limit else None))
     return response
+
+
+def _grouped_by_scope(rows: list[MemoryRecord], page_size: int) -> list[MemoryRecord]:
+    """Each page's rows grouped by scope, as MobKit groups what it has loaded: a reload that
+    re-renders several pages at once (``shown``) groups them page by page, in the same order."""
+    def by_scope(record: MemoryRecord) -> tuple:
+        return (SCOPE_ORDER.get(record.scope_kind, len(SCOPE_ORDER)), record.realm, record.scope_key)
+
+    pages = (rows[start : start + page_size] for start in range(0, len(rows), page_size))
+    return [record for page in pages for record in sorted(page, key=by_scope)]
 
 
 def _records_reader(params: dict[str, str], asked: RecordsQuery, sort: str) -> tuple[Callable[..., Any], Any]:

@@ -5,6 +5,8 @@ the timeline down to its first event."""
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,9 +118,9 @@ def test_a_quarantined_write_appears_in_the_open_queue_for_a_reviewer_and_never_
 
         memory_id = _quarantined_write(writer, "Flight moved to 9am")
 
-        row = reviewer.locator(f'#quarantine tr[data-live-key="{memory_id}"]')
+        row = reviewer.locator(f'#quarantine [data-live-key="{memory_id}"]')
         expect(row).to_be_visible(timeout=5000)
-        expect(row).to_have_class("live-new")
+        expect(row).to_have_class(re.compile(r"\blive-new\b"))
         expect(row).to_contain_text("Flight moved to 9am")
         reader.wait_for_timeout(1500)  # past the debounce and a refresh
         assert "Flight moved to 9am" not in reader.content()
