@@ -6,60 +6,18 @@ from a small grant table (what the posture's rules say), not from the console's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
+from tests.support.grants import GRANTS, REVIEW, Grants
 from tests.support.postures import LEAD, SCOUT
 from tests.support.rpc import PANEL, call, denied, panel
 from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY
-from tests.support.written import Written, newest_first, overview_rows, reviewer_only
+from tests.support.written import newest_first, overview_rows
 
 pytestmark = pytest.mark.django_db
 
-REVIEW = "memory.quarantine.review"
 REALM_HISTORY = ("dreams", "overview", "proposals", "injections", "harvests", "dream_runs", "audit_verdicts")
 PANEL_METHODS = ("records", "record", "quarantine", *REALM_HISTORY)
-SCOPE_ACTION = {"identity": "agent.memory.read", "mob": "mob.memory.read", "operator": "operator.memory.read",
-                "realm": "agent.memory.read"}
-
-
-@dataclass(frozen=True)
-class Grants:
-    """What one posture's rules grant this caller (docs/access.md §2.4 terms)."""
-
-    identities: frozenset[str] | None  # None: every identity (an unscoped agent.view + agent.memory.read)
-    mob: bool
-    operator: bool
-    unscoped_read: bool  # resource-less agent.memory.read: realm rows and the realm-wide lists
-    review: bool
-    can_read: bool  # experience.memory.can_read (docs/ui.md §5)
-
-    def scope_ok(self, kind: str, key: str) -> bool:
-        if kind == "identity":
-            return self.identities is None or key in self.identities
-        return {"mob": self.mob, "operator": self.operator, "realm": self.unscoped_read}[kind]
-
-    def sees(self, row: Written) -> bool:
-        return self.scope_ok(row.scope_kind, row.scope_key) and (self.review or not reviewer_only(row))
-
-    def denial(self, row: Written) -> dict:
-        action = REVIEW if reviewer_only(row) and not self.review else SCOPE_ACTION[row.scope_kind]
-        return denied(action, row.id)
-
-
-EVERYTHING = Grants(None, True, True, True, True, True)
-NOTHING = frozenset()
-GRANTS = {
-    "open": EVERYTHING,
-    "admin": EVERYTHING,
-    "reviewer": EVERYTHING,
-    "reader": Grants(None, True, True, True, False, True),
-    "partial": Grants(None, True, False, True, False, True),
-    "scoped": Grants(frozenset({SCOUT}), False, False, False, False, True),
-    "none": Grants(NOTHING, False, False, False, False, False),
-    "bare_reviewer": Grants(NOTHING, False, False, False, True, False),
-}
 POSTURES = list(GRANTS)
 
 CHAINS = {"route_v1": ["route_v1", "route_v2", "claimant"], "route_v2": ["route_v1", "route_v2", "claimant"],
