@@ -517,18 +517,24 @@ def _fill_generation(path: Path, out: sqlite3.Connection) -> int:
     return count
 
 
-def write_generation(directory: Path, realm: str, fill: Callable[[Path, sqlite3.Connection], int]) -> Path | None:
+def write_generation(
+    directory: Path, realm: str, fill: Callable[[Path, sqlite3.Connection], int], *, wait: bool = False
+) -> Path | None:
     """Write a complete new generation from one snapshot of the realm, then retire older ones.
 
     ``fill(realm file, new file)`` creates the schema and copies the snapshot, returning the rows
-    copied. Returns None when another process holds the build lock (it is building the same realm).
+    copied. When another thread or process holds the build lock (it is building the same realm),
+    returns None, or with ``wait`` waits for that build and returns the generation it wrote.
     """
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "build.lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return None
+            if not wait:
+                return None
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return newest_generation_in(directory)
         started = time.monotonic()
         path = realm_path(realm)
         stat = path.stat()

@@ -256,7 +256,8 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         return SearchIndex(realm, conn)
     # No index, or one that describes another file or history: small realms rebuild right now.
     if _realm_rows(path) < conf.realm_index_min_rows():
-        build(realm)
+        # Concurrent first searches of a small realm wait for the one build rather than fail.
+        build(realm, wait=True)
     else:
         start_build(realm)
     generation = newest_generation_in(_realm_dir(realm))
@@ -346,9 +347,10 @@ def _insert(conn: sqlite3.Connection, memory_id: str, text: tuple[str, str, str]
 # Building a generation
 
 
-def build(realm: str) -> Path | None:
-    """Write a complete new generation from one snapshot of the realm (None: another process is)."""
-    return write_generation(_realm_dir(realm), realm, partial(_fill_generation, realm))
+def build(realm: str, *, wait: bool = False) -> Path | None:
+    """Write a complete new generation from one snapshot of the realm; another builder already at
+    it means None, or with ``wait`` the generation it wrote (see ``write_generation``)."""
+    return write_generation(_realm_dir(realm), realm, partial(_fill_generation, realm), wait=wait)
 
 
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
