@@ -18,7 +18,7 @@ from .ingest import IncomingEvent
 from .models import TimelineEvent
 
 TIMELINE_GROUP = "memory-timeline"
-EVENT_MESSAGE_TYPE = "timeline.event"
+EVENTS_MESSAGE_TYPE = "timeline.events"
 
 
 def events_store(*, events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
@@ -103,15 +103,11 @@ def envelope_json(envelope: dict[str, Any]) -> str:
     return json.dumps(envelope, separators=(",", ":"))
 
 
-def event_message(row: TimelineEvent) -> dict[str, Any]:
-    """The group message for one event: flat strings, so the layer copies it cheaply per socket.
-
-    It carries what a socket filters on and the envelope serialized once, instead of the
-    envelope every socket would copy and re-serialize (the benchmark's hot path).
-    """
+def live_event(row: TimelineEvent) -> dict[str, Any]:
+    """One event as the group message carries it: what a stream filters on, and the envelope
+    serialized once for every stream of every process (flat strings, cheap for the layer to copy)."""
     scope_kind, scope_key = row.data.get("scope_kind"), row.data.get("scope_key")
     return {
-        "type": EVENT_MESSAGE_TYPE,
         "seq": row.seq,
         "identity": row.identity,
         "event_type": row.event_type,
@@ -122,12 +118,15 @@ def event_message(row: TimelineEvent) -> dict[str, Any]:
 
 
 async def events_broadcast(rows: Sequence[TimelineEvent]) -> None:
-    """Hand stored events to every server process's open sockets; each socket filters."""
+    """Hand stored events to every server process in one group message (docs/timeline-live.md §4).
+
+    Each process's fan-out (fanout.py) receives it once and serves its own streams, so this costs
+    one layer send whatever the number of open sockets: ingest answers without waiting on them.
+    """
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not rows:
         return
-    for row in rows:
-        await layer.group_send(TIMELINE_GROUP, event_message(row))
+    await layer.group_send(TIMELINE_GROUP, {"type": EVENTS_MESSAGE_TYPE, "events": [live_event(row) for row in rows]})
 
 
 def events_broadcast_sync(rows: Sequence[TimelineEvent]) -> None:

@@ -65,13 +65,16 @@ class Subscription:
             self._visible.clear()
         return self._access
 
-    def wants(self, message: dict[str, Any]) -> bool:
-        """Does this caller receive a live group message (services.event_message)?"""
-        if message["seq"] <= self.replayed_upto:
+    @property
+    def audience(self) -> tuple[str | None, EventFilter]:
+        """Streams with the same caller and filters receive the same events (fanout.py decides once)."""
+        return (self.subject, self.filters)
+
+    def receives(self, event: dict[str, Any]) -> bool:
+        """Does this caller receive a live event (services.live_event), replay aside?"""
+        if not self.filters.matches(event_type=event["event_type"], identity=event["identity"]):
             return False
-        if not self.filters.matches(event_type=message["event_type"], identity=message["identity"]):
-            return False
-        key = (message["identity"], message["scope_kind"], message["scope_key"])
+        key = (event["identity"], event["scope_kind"], event["scope_key"])
         access = self.access()
         visible = self._visible.get(key)
         if visible is None:

@@ -6,10 +6,10 @@ import asyncio
 import hmac
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import urlencode
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -23,19 +23,12 @@ from mobkit_console.access.caller import Access, subject_for_user
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
+from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
 from .models import EVENT_ID_PREFIX, TimelineEvent
 from .presentation import event_row
 from .selectors import START_OF_LOG, events_page, latest_event_id, parse_event_id
-from .services import (
-    EVENT_MESSAGE_TYPE,
-    TIMELINE_GROUP,
-    envelope_json,
-    events_broadcast,
-    events_prune_due,
-    events_store,
-    new_events,
-)
+from .services import envelope_json, events_broadcast, events_prune_due, events_store, new_events
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
 
@@ -131,11 +124,29 @@ async def event_stream(request: HttpRequest) -> HttpResponse:
     return response
 
 
+class _SseStream:
+    """An SSE response as a stream of the process's fan-out: frames queue for the response body."""
+
+    frame_kind = "sse"
+
+    def __init__(self, subscription: Subscription) -> None:
+        self.subscription = subscription
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+        return ("".join(_sse_event(f"{EVENT_ID_PREFIX}{event['seq']}", event["event_type"], event["envelope"])
+                        for event in events),)
+
+    async def send_frames(self, frames: tuple[str, ...]) -> None:
+        for frame in frames:
+            self.queue.put_nowait(frame)
+
+
 async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    # Join before the replay, as the sockets do: an event stored meanwhile arrives live, not lost.
-    await layer.group_add(TIMELINE_GROUP, channel)
+    stream = _SseStream(subscription)
+    fanout = process_fanout()
+    # Join before the replay, as the sockets do: an event stored meanwhile is held, not lost.
+    await fanout.join(stream)
     try:
         yield ": connected\n\n"  # headers and a first byte at once, so a client knows it is subscribed
         if after:
@@ -145,17 +156,15 @@ async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
             except ReplayUnavailable as gone:
                 yield _sse_event(None, "replay_unavailable",
                                  json.dumps({"requested": gone.requested, "latest": gone.latest}))
+        await fanout.go_live(stream)
         while True:
             try:
-                message = await asyncio.wait_for(layer.receive(channel), SSE_KEEP_ALIVE_S)
+                yield await asyncio.wait_for(stream.queue.get(), SSE_KEEP_ALIVE_S)
             except TimeoutError:
                 yield ": keep-alive\n\n"
-                continue
-            if message.get("type") == EVENT_MESSAGE_TYPE and subscription.wants(message):
-                yield _sse_event(f"{EVENT_ID_PREFIX}{message['seq']}", message["event_type"], message["envelope"])
     finally:
         # Django cancels this generator when the client goes away (ASGI http.disconnect).
-        await layer.group_discard(TIMELINE_GROUP, channel)
+        await fanout.leave(stream)
 
 
 def _sse_event(event_id: str | None, event: str, data: str) -> str:

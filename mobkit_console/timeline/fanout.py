@@ -1,0 +1,181 @@
+"""One timeline subscriber per server process, fanning each tick's events out to its open streams.
+
+The channel layer carries each stored batch of events once per process (docs/timeline-live.md §4):
+this module's ``Fanout`` is the process's only member of the timeline group. It gathers what
+arrives within one short tick, decides once per audience (a caller and their filters) which of
+those events that audience receives, builds each kind of frame once per audience, and writes it to
+every socket or SSE stream of that audience. With 100 sockets of one operator, an event costs one
+visibility decision and one frame, not a hundred of each; the layer holds one queue per process,
+not one per socket, so a burst of events cannot overflow a socket's queue and be lost.
+
+A stream joins before it replays the log and goes live after: what arrives meanwhile is held for
+it and sent after the replay, minus what the replay already sent, so nothing is lost, repeated or
+sent out of order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from collections.abc import Hashable
+from typing import Any, Protocol
+
+from channels.layers import get_channel_layer
+
+from .services import EVENTS_MESSAGE_TYPE, TIMELINE_GROUP
+from .stream import Subscription
+
+logger = logging.getLogger("mobkit_console.timeline")
+
+# How long the fan-out gathers events before sending them: short beside the 100 ms delivery target,
+# long enough that a burst costs one write per stream, not one per event. An event arriving after
+# a quiet tick goes out at once.
+TICK_S = 0.02
+# The in-memory layer forgets a group member after a day (its group_expiry); renewing the membership
+# hourly keeps a long-lived process subscribed.
+REJOIN_EVERY_S = 3600.0
+
+
+class Stream(Protocol):
+    """A socket or an SSE response: one caller's subscription and a way to send it frames."""
+
+    subscription: Subscription
+    frame_kind: Hashable  # streams of one kind and audience are sent the same frames
+
+    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+        """The frames that carry ``events`` (live events, oldest first) to this kind of stream."""
+
+    async def send_frames(self, frames: tuple[str, ...]) -> None: ...
+
+
+@dataclass
+class _Member:
+    stream: Stream
+    live: bool = False
+    held: list[dict[str, Any]] = field(default_factory=list)  # arrived during the replay
+
+
+class Fanout:
+    """The timeline group's one member in this process and event loop."""
+
+    def __init__(self) -> None:
+        self.members: dict[int, _Member] = {}
+        self._pending: list[dict[str, Any]] = []
+        self._arrived = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task] = []
+        self._layer: Any = None
+        self._channel: str | None = None
+
+    async def join(self, stream: Stream) -> None:
+        """Start holding events for ``stream``; call before its replay reads the log."""
+        async with self._lock:
+            if not self._tasks:
+                await self._start()
+            self.members[id(stream)] = _Member(stream)
+
+    async def go_live(self, stream: Stream) -> None:
+        """Send what was held during the replay (minus what it sent), then send live."""
+        member = self.members.get(id(stream))
+        if member is None:
+            return
+        while member.held:  # events may keep arriving while the held ones are written
+            held, member.held = member.held, []
+            after = stream.subscription.replayed_upto
+            fresh = [event for event in held if event["seq"] > after]
+            if fresh:
+                await stream.send_frames(stream.frames(fresh))
+        member.live = True
+
+    async def leave(self, stream: Stream) -> None:
+        async with self._lock:
+            self.members.pop(id(stream), None)
+            if not self.members and self._tasks:
+                await self._stop()
+
+    async def _start(self) -> None:
+        self._layer = get_channel_layer()
+        self._channel = await self._layer.new_channel()
+        await self._layer.group_add(TIMELINE_GROUP, self._channel)
+        self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._deliver())]
+
+    async def _stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        self._pending = []
+        await self._layer.group_discard(TIMELINE_GROUP, self._channel)
+
+    async def _receive(self) -> None:
+        loop = asyncio.get_running_loop()
+        joined_at = loop.time()
+        while True:
+            message = await self._layer.receive(self._channel)
+            if message.get("type") == EVENTS_MESSAGE_TYPE:
+                self._pending.extend(message["events"])
+                self._arrived.set()
+            if loop.time() - joined_at >= REJOIN_EVERY_S:
+                joined_at = loop.time()
+                await self._layer.group_add(TIMELINE_GROUP, self._channel)
+
+    async def _deliver(self) -> None:
+        loop = asyncio.get_running_loop()
+        sent_at = float("-inf")
+        while True:
+            await self._arrived.wait()
+            wait = sent_at + TICK_S - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._arrived.clear()
+            events, self._pending = self._pending, []
+            sent_at = loop.time()
+            try:
+                await self._send_tick(events)
+            except Exception:  # noqa: BLE001 - one bad tick must not end live delivery for the process
+                logger.exception("timeline fan-out: a tick failed")
+
+    async def _send_tick(self, events: list[dict[str, Any]]) -> None:
+        received: dict[Any, list[dict[str, Any]]] = {}  # audience → the events it receives
+        frames: dict[tuple[Any, Hashable], tuple[str, ...]] = {}  # (audience, frame kind) → frames
+        for member in list(self.members.values()):
+            subscription = member.stream.subscription
+            audience = subscription.audience
+            if audience not in received:
+                received[audience] = [event for event in events if subscription.receives(event)]
+            mine = received[audience]
+            if not mine:
+                continue
+            if not member.live:
+                member.held.extend(mine)
+                continue
+            if any(event["seq"] <= subscription.replayed_upto for event in mine):
+                # Stored before this stream's replay ended and already sent by it: this stream's own.
+                mine = [event for event in mine if event["seq"] > subscription.replayed_upto]
+                if mine:
+                    await self._send(member.stream, member.stream.frames(mine))
+                continue
+            key = (audience, member.stream.frame_kind)
+            if key not in frames:
+                frames[key] = member.stream.frames(mine)
+            await self._send(member.stream, frames[key])
+
+    async def _send(self, stream: Stream, frames: tuple[str, ...]) -> None:
+        try:
+            await stream.send_frames(frames)
+        except Exception:  # noqa: BLE001 - a stream that cannot be written is closing; the rest go on
+            logger.debug("timeline fan-out: a stream could not be written", exc_info=True)
+
+
+_fanouts: dict[asyncio.AbstractEventLoop, Fanout] = {}
+
+
+def process_fanout() -> Fanout:
+    """This event loop's fan-out (a server process has one loop; a test may run several)."""
+    loop = asyncio.get_running_loop()
+    for stale in [other for other in _fanouts if other.is_closed()]:
+        del _fanouts[stale]
+    fanout = _fanouts.get(loop)
+    if fanout is None:
+        fanout = _fanouts[loop] = Fanout()
+    return fanout

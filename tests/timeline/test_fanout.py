@@ -1,0 +1,79 @@
+"""The process fan-out (docs/timeline-live.md §4): one group member per process, frames per audience.
+
+What a reader depends on: every event exactly once and in order, whatever the burst size and
+however the replay and live delivery overlap, and never an event of another audience's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.support.postures import TIMELINE_AUDIENCE
+from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
+from tests.timeline.audience import VISIBILITY_EVENTS, VISIBLE_TO
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+EVENTS_PATH = "/ws/console/events/"
+
+
+def _event_ids(frames: list[dict]) -> list[str]:
+    out = []
+    for frame in frames:
+        out.extend(e["event_id"] for e in frame["events"]) if frame["type"] == "events" \
+            else out.append(frame["event"]["event_id"])
+    return out
+
+
+async def test_a_burst_larger_than_a_channel_queue_reaches_every_socket_whole_and_in_order(ingest_token):
+    # The in-memory layer's queues hold 100 messages; one ingest of 1000 is one group message.
+    token = await token_for("admin@example.test")
+    plain = await open_socket(EVENTS_PATH, token=token)
+    batched = await open_socket(EVENTS_PATH, token=token, query="batch=1")
+
+    status, body = await ingest([envelope(run_id=f"burst-{n}") for n in range(1000)])
+    assert status == 201
+
+    assert _event_ids(await receive_events(plain)) == body["event_ids"]
+    batched_frames = await receive_events(batched)
+    assert _event_ids(batched_frames) == body["event_ids"]
+    assert len(batched_frames) < 10  # a tick's events share a frame
+    await plain.disconnect()
+    await batched.disconnect()
+
+
+async def test_events_stored_during_a_replay_follow_it_once_and_in_order(ingest_token):
+    token = await token_for("admin@example.test")
+    stored = []
+    for batch in range(2):  # 1200 events: a replay of three chunks
+        _, body = await ingest([envelope(run_id=f"old-{batch}-{n}") for n in range(600)])
+        stored.extend(body["event_ids"])
+
+    async def push_while_replaying() -> list[str]:
+        ids = []
+        for n in range(20):
+            _, body = await ingest(envelope(run_id=f"new-{n}"))
+            ids.extend(body["event_ids"])
+            await asyncio.sleep(0)
+        return ids
+
+    socket, pushed = await asyncio.gather(
+        open_socket(EVENTS_PATH, token=token, query="after=console-evt-0&batch=1"), push_while_replaying())
+
+    assert _event_ids(await receive_events(socket)) == stored + pushed
+    await socket.disconnect()
+
+
+async def test_sockets_of_different_callers_open_at_once_each_get_only_their_own(ingest_token, access_toml):
+    access_toml(TIMELINE_AUDIENCE)
+    sockets = {subject: await open_socket(EVENTS_PATH, token=await token_for(subject)) for subject, _ in VISIBLE_TO}
+
+    _, body = await ingest(list(VISIBILITY_EVENTS.values()))  # one tick, every audience at once
+    names = dict(zip(body["event_ids"], VISIBILITY_EVENTS))
+
+    for subject, expected in VISIBLE_TO:
+        received = [names[event_id] for event_id in _event_ids(await receive_events(sockets[subject]))]
+        assert sorted(received) == sorted(expected), subject
+        await sockets[subject].disconnect()
