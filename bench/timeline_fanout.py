@@ -20,6 +20,7 @@ import http.client
 import itertools
 import json
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -137,6 +138,12 @@ def _ingest_loop(servers, token: str, rate: float, seconds: float, batch: int) -
     return sum(sent), time.monotonic() - start
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU a process has used: what a server spends, however busy the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str,
               batch_frames: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
@@ -152,6 +159,7 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
         if layer != "memory":
             env["DJANGO_SETTINGS_MODULE"] = "bench_settings"
         manage(env, "migrate", "--noinput")
+        manage(env, "collectstatic", "--noinput", "-v0")  # the pages' asset manifest (as bin/demo does)
         auth = manage(env, "mobkit_token", "bench@example.test").strip().splitlines()[-1]
         with daphne_servers(env, processes) as servers:
             query = f"auth_token={auth}" + ("&batch=1" if batch_frames else "")
@@ -165,8 +173,10 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
             for _ in workers:
                 ready.get(timeout=120)
             time.sleep(0.5)
+            cpu_before = sum(_cpu_seconds(server.process.pid) for server in servers)
             sent, took = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds, batch)
             time.sleep(3)  # let the tail drain before the stop marker
+            server_cpu = sum(_cpu_seconds(server.process.pid) for server in servers) - cpu_before
             stop = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
                                "data": {"realm": "bench", "run_id": STOP}})
             connection = http.client.HTTPConnection("127.0.0.1", servers[0].port, timeout=30)
@@ -184,7 +194,7 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
     return {
         "layer": layer, "processes": processes, "sockets": sockets, "events": sent, "rate": sent / took,
         "expected": expected, "delivered": delivered, "loss_pct": 100 * (expected - delivered) / expected,
-        "duplicated": duplicated,
+        "duplicated": duplicated, "cpu_ms_per_event": 1000 * server_cpu / sent,
         "p50_ms": quantiles[49], "p99_ms": quantiles[98], "max_ms": latencies[-1] if latencies else float("nan"),
     }
 
@@ -203,12 +213,12 @@ def main() -> None:
     frames = "batch frames" if args.batch_frames else "one frame per event"
     print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request, {frames}")
     print(f"{'layer':<14}{'procs':>6}{'events':>8}{'rate/s':>8}{'delivered':>11}{'loss %':>8}{'dup':>6}"
-          f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+          f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'cpu ms/event':>14}")
     for layer in args.layers.split(","):
         r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, batch=args.batch,
                       redis_url=args.redis_url, batch_frames=args.batch_frames)
         print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}{r['duplicated']:>6}"
-              f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}", flush=True)
+              f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}{r['cpu_ms_per_event']:>14.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,8 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 
     async def send_frames(self, frames: tuple[str, ...]) -> None:
         for frame in frames:
-            await self.send(text_data=frame)
+            # base_send, not send: the same ASGI message without two coroutine layers per socket.
+            await self.base_send({"type": "websocket.send", "text": frame})
 
     async def _replay(self, after: str) -> None:
         """Send every stored event after ``after`` the caller may see, before any live one."""

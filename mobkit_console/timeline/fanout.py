@@ -32,6 +32,9 @@ logger = logging.getLogger("mobkit_console.timeline")
 # long enough that a burst costs one write per stream, not one per event. An event arriving after
 # a quiet tick goes out at once.
 TICK_S = 0.02
+# Writing a frame to a socket costs tens of microseconds (Twisted, autobahn): a tick to a thousand
+# sockets yields to the loop this often, so requests are not held up for the whole tick.
+YIELD_EVERY = 100
 # The in-memory layer forgets a group member after a day (its group_expiry); renewing the membership
 # hourly keeps a long-lived process subscribed.
 REJOIN_EVERY_S = 3600.0
@@ -121,10 +124,12 @@ class Fanout:
 
     async def _deliver(self) -> None:
         loop = asyncio.get_running_loop()
-        sent_at = float("-inf")
+        sent_at, took = float("-inf"), 0.0
         while True:
             await self._arrived.wait()
-            wait = sent_at + TICK_S - loop.time()
+            # A tick that took long to write (a thousand sockets) is followed by as long a gathering
+            # time: the next frame carries more events instead of the loop doing nothing but write.
+            wait = sent_at + max(TICK_S, took) - loop.time()
             if wait > 0:
                 await asyncio.sleep(wait)
             self._arrived.clear()
@@ -134,22 +139,26 @@ class Fanout:
                 await self._send_tick(events)
             except Exception:  # noqa: BLE001 - one bad tick must not end live delivery for the process
                 logger.exception("timeline fan-out: a tick failed")
+            took = loop.time() - sent_at
 
     async def _send_tick(self, events: list[dict[str, Any]]) -> None:
-        received: dict[Any, list[dict[str, Any]]] = {}  # audience → the events it receives
+        received: dict[Any, tuple[list[dict[str, Any]], int]] = {}  # audience → its events, lowest seq
         frames: dict[tuple[Any, Hashable], tuple[str, ...]] = {}  # (audience, frame kind) → frames
-        for member in list(self.members.values()):
+        for count, member in enumerate(list(self.members.values()), start=1):
+            if count % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # let requests (ingest among them) run between writes
             subscription = member.stream.subscription
             audience = subscription.audience
             if audience not in received:
-                received[audience] = [event for event in events if subscription.receives(event)]
-            mine = received[audience]
+                mine = [event for event in events if subscription.receives(event)]
+                received[audience] = (mine, min((event["seq"] for event in mine), default=0))
+            mine, lowest = received[audience]
             if not mine:
                 continue
             if not member.live:
                 member.held.extend(mine)
                 continue
-            if any(event["seq"] <= subscription.replayed_upto for event in mine):
+            if lowest <= subscription.replayed_upto:
                 # Stored before this stream's replay ended and already sent by it: this stream's own.
                 mine = [event for event in mine if event["seq"] > subscription.replayed_upto]
                 if mine:
