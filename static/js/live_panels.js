@@ -1,8 +1,10 @@
 /* Live panels (docs/timeline-live.md §2): a section marked data-live-refresh="<event types>" re-fetches
    itself over HTTP when one of those events arrives on the caller's event socket, so the page's own
    view (and its access checks) decides what is shown. Debounced; rows with a data-live-key the page
-   did not show before are marked new; the reader's scroll position is kept. A section with
-   data-live-running also shows which steward dream runs are running right now.
+   did not show before are marked new; the reader's scroll position is kept. A live section inside
+   another (the quarantine queue on the Pipeline page) is refreshed with it, never on its own: the
+   page's fragment is the outer section. A section with data-live-running also shows which steward
+   dream runs are running right now.
    Without JavaScript the page is the same, only not live. No inline script, no eval. */
 (function () {
   "use strict";
@@ -114,9 +116,11 @@
   }
 
   function init() {
-    var sections = document.querySelectorAll("[data-live-refresh][id]");
+    var sections = Array.prototype.filter.call(document.querySelectorAll("[data-live-refresh][id]"), function (section) {
+      return !section.parentElement.closest("[data-live-refresh]");
+    });
     if (!sections.length || !window.htmx || !window.WebSocket) return;
-    connect(Array.prototype.map.call(sections, function (section) { return new LivePanel(section); }), null, false);
+    connect(sections.map(function (section) { return new LivePanel(section); }), null, false);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

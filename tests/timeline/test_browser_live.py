@@ -186,3 +186,41 @@ def test_load_older_reaches_the_first_event(tmp_path: Path):
         expect(page.locator("#timeline-connection")).to_have_attribute("data-state", "live")
     writer.close()
     assert not problems, problems
+
+
+def test_a_quarantined_write_appears_on_the_open_pipeline_for_a_reviewer_and_never_for_a_reader(tmp_path: Path):
+    from playwright.sync_api import expect
+
+    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
+    problems: list[str] = []
+    with daphne_servers(env, 1) as (server,), _browser() as browser:
+        wait_following(env, REALM)
+        reviewer = _signed_in(browser, server, REVIEWER, "/console/memory/pipeline/", problems)
+        reader = _signed_in(browser, server, READER, "/console/memory/pipeline/", problems)
+        quarantined = '#pipeline [data-stage="quarantined"] strong'
+        expect(reviewer.locator(quarantined)).to_have_text("0")
+        expect(reader.locator(quarantined)).to_have_text("no grant")
+        reader_before = reader.locator("#pipeline").inner_text()
+        for page in (reviewer, reader):  # each page's event socket is open before the write
+            page.wait_for_selector("html[data-live-panels=live]", state="attached")
+        scrolled = reviewer.evaluate("() => { window.scrollTo(0, 300); return window.scrollY; }")
+        assert scrolled > 0  # the reader has scrolled down the page
+        refetches: list[str] = []
+        reviewer.on("request", lambda r: refetches.append(r.url) if r.headers.get("hx-request") else None)
+
+        memory_id = _quarantined_write(writer, "Gate code is 4411")
+
+        row = reviewer.locator(f'#pipeline [data-live-key="{memory_id}"]')
+        expect(row).to_be_attached(timeout=5000)
+        expect(row).to_have_class(re.compile(r"\blive-new\b"))
+        expect(row).to_contain_text("Gate code is 4411")
+        expect(reviewer.locator(quarantined)).to_have_text("1")
+        expect(reviewer.locator("#pipeline")).to_have_count(1)  # the fragment replaced the section, not nested in it
+        assert reviewer.evaluate("window.scrollY") == scrolled
+        reader.wait_for_timeout(1500)  # past the debounce and a refresh
+        assert "Gate code is 4411" not in reader.content()
+        assert reader.locator("#pipeline").inner_text() == reader_before
+        # One event, one refetch of the page's own fragment (the queue inside it is not fetched apart).
+        assert refetches == [f"{server.http}/console/memory/pipeline/"]
+    writer.close()
+    assert not problems, problems
