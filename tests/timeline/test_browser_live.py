@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
+from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record, realm_scope
 from tests.support.postures import READER, REVIEWER, STANDARD, write_access_toml
 
 from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne, wait_following
@@ -222,5 +222,29 @@ def test_a_quarantined_write_appears_on_the_open_pipeline_for_a_reviewer_and_nev
         assert reader.locator("#pipeline").inner_text() == reader_before
         # One event, one refetch of the page's own fragment (the queue inside it is not fetched apart).
         assert refetches == [f"{server.http}/console/memory/pipeline/"]
+    writer.close()
+    assert not problems, problems
+
+
+def test_a_dream_running_when_the_dreams_page_opens_shows_as_running_until_its_sheet_is_written(tmp_path: Path):
+    from playwright.sync_api import expect
+
+    env, writer = _deployment(tmp_path, "admin@example.test")
+    run_id = writer.new_dream_run_id()
+    started = writer.clock()
+    writer.steward_batch(run_id, [create_op(realm_scope(REALM), new_record(kind="fact", title="Dreamt", body="b"))])
+    problems: list[str] = []
+    with daphne_servers(env, 1) as (server,), _browser() as browser:
+        wait_following(env, REALM)  # the run started before: no event of its start will ever come
+        page = _signed_in(browser, server, "admin@example.test", "/console/memory/dreams/", problems)
+        running = page.locator("#dreams [data-live-running]")
+        expect(running.locator(f'[data-run-id="{run_id}"]')).to_be_visible()
+        page.wait_for_selector("html[data-live-panels=live]", state="attached")
+
+        writer.record_dream_run(run_id, started_at_ms=started, ops_committed=1)
+
+        expect(running.locator("[data-run-id]")).to_have_count(0, timeout=5000)
+        expect(running).to_be_hidden()
+        expect(page.locator("#dreams .dream-card").first).to_contain_text("ops committed")
     writer.close()
     assert not problems, problems
