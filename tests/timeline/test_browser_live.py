@@ -79,6 +79,37 @@ def _signed_in(browser, server, subject: str, path: str, problems: list[str]):
     return page
 
 
+@contextmanager
+def _open_for_reviewer_and_reader(tmp_path: Path, path: str) -> Iterator[tuple]:
+    """One server under the standard posture, ``path`` open for a reviewer and for a reader, each
+    page's event socket open (so before any write): yields (writer, server, reviewer, reader). No
+    page may log a problem."""
+    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
+    problems: list[str] = []
+    with daphne_servers(env, 1) as (server,), _browser() as browser:
+        wait_following(env, REALM)
+        pages = [_signed_in(browser, server, subject, path, problems) for subject in (REVIEWER, READER)]
+        for page in pages:
+            page.wait_for_selector("html[data-live-panels=live]", state="attached")
+        yield writer, server, *pages
+    writer.close()
+    assert not problems, problems
+
+
+def _expect_marked_new(row, text: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(row).to_be_visible(timeout=5000)
+    expect(row).to_have_class(re.compile(r"\blive-new\b"))
+    expect(row).to_contain_text(text)
+
+
+def _expect_unchanged(reader, section: str, before: str, text: str) -> None:
+    reader.wait_for_timeout(1500)  # past the debounce and a refresh
+    assert text not in reader.content()
+    assert reader.locator(section).inner_text() == before
+
+
 def test_a_store_write_appears_on_the_open_timeline_without_reload(tmp_path: Path):
     from playwright.sync_api import expect
 
@@ -105,28 +136,14 @@ def test_a_store_write_appears_on_the_open_timeline_without_reload(tmp_path: Pat
 def test_a_quarantined_write_appears_in_the_open_queue_for_a_reviewer_and_never_for_a_reader(tmp_path: Path):
     from playwright.sync_api import expect
 
-    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
-    problems: list[str] = []
-    with daphne_servers(env, 1) as (server,), _browser() as browser:
-        wait_following(env, REALM)
-        reviewer = _signed_in(browser, server, REVIEWER, "/console/memory/quarantine/", problems)
-        reader = _signed_in(browser, server, READER, "/console/memory/quarantine/", problems)
+    with _open_for_reviewer_and_reader(tmp_path, "/console/memory/quarantine/") as (writer, _, reviewer, reader):
         expect(reviewer.get_by_text("The queue is empty.")).to_be_visible()
         reader_before = reader.locator("#quarantine").inner_text()
-        for page in (reviewer, reader):  # each page's event socket is open before the write
-            page.wait_for_selector("html[data-live-panels=live]", state="attached")
 
         memory_id = _quarantined_write(writer, "Flight moved to 9am")
 
-        row = reviewer.locator(f'#quarantine [data-live-key="{memory_id}"]')
-        expect(row).to_be_visible(timeout=5000)
-        expect(row).to_have_class(re.compile(r"\blive-new\b"))
-        expect(row).to_contain_text("Flight moved to 9am")
-        reader.wait_for_timeout(1500)  # past the debounce and a refresh
-        assert "Flight moved to 9am" not in reader.content()
-        assert reader.locator("#quarantine").inner_text() == reader_before
-    writer.close()
-    assert not problems, problems
+        _expect_marked_new(reviewer.locator(f'#quarantine [data-live-key="{memory_id}"]'), "Flight moved to 9am")
+        _expect_unchanged(reader, "#quarantine", reader_before, "Flight moved to 9am")
 
 
 def test_connection_indicator_shows_offline_when_the_server_stops_and_live_after_it_restarts(tmp_path: Path):
@@ -191,18 +208,11 @@ def test_load_older_reaches_the_first_event(tmp_path: Path):
 def test_a_quarantined_write_appears_on_the_open_pipeline_for_a_reviewer_and_never_for_a_reader(tmp_path: Path):
     from playwright.sync_api import expect
 
-    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
-    problems: list[str] = []
-    with daphne_servers(env, 1) as (server,), _browser() as browser:
-        wait_following(env, REALM)
-        reviewer = _signed_in(browser, server, REVIEWER, "/console/memory/pipeline/", problems)
-        reader = _signed_in(browser, server, READER, "/console/memory/pipeline/", problems)
+    with _open_for_reviewer_and_reader(tmp_path, "/console/memory/pipeline/") as (writer, server, reviewer, reader):
         quarantined = '#pipeline [data-stage="quarantined"] strong'
         expect(reviewer.locator(quarantined)).to_have_text("0")
         expect(reader.locator(quarantined)).to_have_text("no grant")
         reader_before = reader.locator("#pipeline").inner_text()
-        for page in (reviewer, reader):  # each page's event socket is open before the write
-            page.wait_for_selector("html[data-live-panels=live]", state="attached")
         scrolled = reviewer.evaluate("() => { window.scrollTo(0, 300); return window.scrollY; }")
         assert scrolled > 0  # the reader has scrolled down the page
         refetches: list[str] = []
@@ -210,20 +220,13 @@ def test_a_quarantined_write_appears_on_the_open_pipeline_for_a_reviewer_and_nev
 
         memory_id = _quarantined_write(writer, "Gate code is 4411")
 
-        row = reviewer.locator(f'#pipeline [data-live-key="{memory_id}"]')
-        expect(row).to_be_attached(timeout=5000)
-        expect(row).to_have_class(re.compile(r"\blive-new\b"))
-        expect(row).to_contain_text("Gate code is 4411")
+        _expect_marked_new(reviewer.locator(f'#pipeline [data-live-key="{memory_id}"]'), "Gate code is 4411")
         expect(reviewer.locator(quarantined)).to_have_text("1")
         expect(reviewer.locator("#pipeline")).to_have_count(1)  # the fragment replaced the section, not nested in it
         assert reviewer.evaluate("window.scrollY") == scrolled
-        reader.wait_for_timeout(1500)  # past the debounce and a refresh
-        assert "Gate code is 4411" not in reader.content()
-        assert reader.locator("#pipeline").inner_text() == reader_before
+        _expect_unchanged(reader, "#pipeline", reader_before, "Gate code is 4411")
         # One event, one refetch of the page's own fragment (the queue inside it is not fetched apart).
         assert refetches == [f"{server.http}/console/memory/pipeline/"]
-    writer.close()
-    assert not problems, problems
 
 
 def test_a_dream_running_when_the_dreams_page_opens_shows_as_running_until_its_sheet_is_written(tmp_path: Path):
