@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,11 @@ if TYPE_CHECKING:
 DREAM_AUDIT_SCAN = 5000  # docs/store-format.md §5.4
 DREAM_MEMORY_IDS = 12
 DREAM_RATIONALES = 6
+# docs/timeline-live.md §2: where a running dream is looked for, and how long one may be quiet.
+RUNNING_AUDIT_SCAN = 2000  # a realm without an index: its newest audit rows, whoever wrote them
+RUNNING_STEWARD_ROWS = 256  # an indexed realm: its newest steward audit rows
+RUNNING_QUIET_MS = 15 * 60 * 1000
+RUNNING_MAX = 8
 
 @dataclass
 class DreamSummary:
@@ -49,6 +56,11 @@ def _realm_dreams(realm: str, limit: int) -> list[DreamSummary]:
         .order_by("-audit_id")
         .values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:DREAM_AUDIT_SCAN]
     )
+    return _fold_runs(realm, rows, limit)
+
+
+def _fold_runs(realm: str, rows: Iterable[tuple], limit: int) -> list[DreamSummary]:
+    """Audit rows, newest first, folded into the steward runs they belong to (docs/store-format.md §5.4)."""
     runs: dict[str, DreamSummary] = {}
     for op_kind, memory_id, detail_text, applied_at_ms in rows:
         run_id = _steward_run_id(detail := parse_json_text(detail_text))
@@ -86,6 +98,44 @@ def _steward_run_id(detail: Any) -> str | None:
     if isinstance(author, dict) and author.get("author") == "steward" and isinstance(author.get("run_id"), str):
         return author["run_id"]
     return None
+
+
+def running_dreams(
+    *, access: Access, realm: str | None, now_ms: int | None = None
+) -> tuple[list[DreamSummary], list[str]]:
+    """Steward runs that have committed audit rows but have no run sheet yet, newest first.
+
+    Decided from the store alone, so a run already going when a page loads shows as running
+    (docs/timeline-live.md §2): MobKit writes a run's sheet after its last commit group
+    (docs/store-format.md §7.3), so a run the recent audit rows name without a ``dream_runs`` row
+    is still running, unless it has been quiet for ``RUNNING_QUIET_MS`` (it stopped without a sheet).
+    """
+    require_realm_history(access)
+    quiet_since = (time.time_ns() // 1_000_000 if now_ms is None else now_ms) - RUNNING_QUIET_MS
+    runs, realms = realm_rows(realm, lambda name: _realm_running(name, quiet_since))
+    runs.sort(key=lambda run: run.first_op_at_ms, reverse=True)
+    return runs, realms
+
+
+def _realm_running(realm: str, quiet_since_ms: int) -> list[DreamSummary]:
+    if not store_format(realm).has("dream_runs"):
+        return []  # the older format keeps no run sheets, so no run could be seen to finish
+    audit = Audit.objects.using(realm_alias(realm)).order_by("-audit_id")
+    index = realm_index(realm)
+    if index is not None:
+        # The index keeps the steward's own audit rows, so however many other writes came since,
+        # the newest steward rows are a few primary-key reads away (docs/realm-index.md §8).
+        audit = audit.filter(audit_id__in=index.newest_steward_audit_ids(RUNNING_STEWARD_ROWS))
+    rows = audit.values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:RUNNING_AUDIT_SCAN]
+    recent = [run for run in _fold_runs(realm, rows, RUNNING_MAX) if run.last_op_at_ms >= quiet_since_ms]
+    if not recent:
+        return []
+    finished = set(
+        DreamRun.objects.using(realm_alias(realm))
+        .filter(run_id__in=[run.run_id for run in recent])
+        .values_list("run_id", flat=True)
+    )
+    return [run for run in recent if run.run_id not in finished]
 
 
 def record_dreams(*, access: Access, realm: str, memory_id: str) -> list[DreamSummary]:

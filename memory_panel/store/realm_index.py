@@ -217,6 +217,10 @@ class RealmIndex:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
         return [row[0] for row in rows]
 
+    def newest_steward_audit_ids(self, limit: int) -> list[int]:
+        rows = self.conn.execute("SELECT audit_id FROM steward_audit ORDER BY audit_id DESC LIMIT ?", (limit,))
+        return [row[0] for row in rows]
+
 
 def _where(query: IndexQuery) -> tuple[list[str], list]:
     where: list[str] = []

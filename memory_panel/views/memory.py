@@ -292,6 +292,7 @@ class DreamCard:
     verdicts: list[tuple[str, int]]
     skips: list[Any]
     raw_detail: str | None  # a sheet whose detail is not the expected JSON object, shown as text
+    running: bool = False  # docs/timeline-live.md §2: no sheet yet, and not quiet for long
 
 
 @panel_view
@@ -301,16 +302,23 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
     history = section(dream_selectors.dream_history, access=access, realm=realm, limit=limit)
     sheets = section(dream_selectors.dream_runs, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
     by_run = {(row.realm, row.run_id): row for row in (sheets.data[0] if sheets.data else [])}
+    running = section(dream_selectors.running_dreams, access=access, realm=realm)
+    running_runs = running.data[0] if running.data else []
+    now_running = {(run.realm, run.run_id) for run in running_runs}
     context = {
         "realm": realm,
         "limit": limit,
         "history": history,
-        "cards": [_dream_card(run, by_run.get((run.realm, run.run_id))) for run in (history.data or ([], []))[0]],
+        "running": running_runs,
+        "cards": [
+            _dream_card(run, by_run.get((run.realm, run.run_id)), running=(run.realm, run.run_id) in now_running)
+            for run in (history.data or ([], []))[0]
+        ],
     }
     return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 
 
-def _dream_card(run: DreamSummary, sheet: DreamRunRow | None) -> DreamCard:
+def _dream_card(run: DreamSummary, sheet: DreamRunRow | None, *, running: bool) -> DreamCard:
     detail = sheet.detail if sheet is not None else {}
     if not isinstance(detail, dict):
         return DreamCard(run, sheet, [], [], [], str(detail))
@@ -324,4 +332,5 @@ def _dream_card(run: DreamSummary, sheet: DreamRunRow | None) -> DreamCard:
         verdicts=counted,
         skips=list(detail.get("skips", [])) if isinstance(detail.get("skips"), list) else [],
         raw_detail=None,
+        running=running,
     )

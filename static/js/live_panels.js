@@ -1,8 +1,10 @@
 /* Live panels (docs/timeline-live.md §2): a section marked data-live-refresh="<event types>" re-fetches
    itself over HTTP when one of those events arrives on the caller's event socket, so the page's own
    view (and its access checks) decides what is shown. Debounced; rows with a data-live-key the page
-   did not show before are marked new; the reader's scroll position is kept. A section with
-   data-live-running also shows which steward dream runs are running right now.
+   did not show before are marked new; the reader's scroll position is kept. A live section inside
+   another (the quarantine queue on the Pipeline page) is refreshed with it, never on its own: the
+   page's fragment is the outer section. A section with data-live-running lists the steward runs the
+   server found running; this script adds the ones it saw start since and drops the ones it saw end.
    Without JavaScript the page is the same, only not live. No inline script, no eval. */
 (function () {
   "use strict";
@@ -23,7 +25,8 @@
     this.id = section.id;
     this.types = section.getAttribute("data-live-refresh").split(/\s+/);
     this.timer = null;
-    this.running = {};
+    this.started = {};
+    this.completed = {};
   }
 
   LivePanel.prototype.section = function () {
@@ -57,12 +60,16 @@
     });
   };
 
-  // A steward run between memory.dream.started and memory.dream.completed is running.
+  // A run seen starting may have committed nothing yet (so the store cannot say it runs); a run
+  // seen completing is over whatever the last render said.
   LivePanel.prototype.track = function (event) {
     var runId = event.data && event.data.run_id;
     if (!runId) return;
-    if (event.event_type === "memory.dream.started") this.running[runId] = true;
-    if (event.event_type === "memory.dream.completed") delete this.running[runId];
+    if (event.event_type === "memory.dream.started" && !this.completed[runId]) this.started[runId] = true;
+    if (event.event_type === "memory.dream.completed") {
+      delete this.started[runId];
+      this.completed[runId] = true;
+    }
     this.showRunning();
   };
 
@@ -70,16 +77,21 @@
     var section = this.section();
     var box = section && section.querySelector("[data-live-running]");
     if (!box) return;
-    var runs = Object.keys(this.running);
-    box.textContent = "";
-    box.hidden = runs.length === 0;
-    runs.forEach(function (runId) {
+    var panel = this, shown = {};
+    Array.prototype.forEach.call(box.querySelectorAll("[data-run-id]"), function (line) {
+      var runId = line.getAttribute("data-run-id");
+      if (panel.completed[runId]) box.removeChild(line);
+      else shown[runId] = true;
+    });
+    Object.keys(panel.started).forEach(function (runId) {
+      if (shown[runId]) return;
       var line = document.createElement("p");
       line.className = "live-running__run";
       line.setAttribute("data-run-id", runId);
       line.textContent = "Running now: steward dream " + runId;
       box.appendChild(line);
     });
+    box.hidden = !box.querySelector("[data-run-id]");
   };
 
   function connect(panels, after, reopened) {
@@ -114,9 +126,11 @@
   }
 
   function init() {
-    var sections = document.querySelectorAll("[data-live-refresh][id]");
+    var sections = Array.prototype.filter.call(document.querySelectorAll("[data-live-refresh][id]"), function (section) {
+      return !section.parentElement.closest("[data-live-refresh]");
+    });
     if (!sections.length || !window.htmx || !window.WebSocket) return;
-    connect(Array.prototype.map.call(sections, function (section) { return new LivePanel(section); }), null, false);
+    connect(sections.map(function (section) { return new LivePanel(section); }), null, false);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

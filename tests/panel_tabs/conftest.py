@@ -12,9 +12,14 @@ from tests.support.realm_guard import allow_realm_aliases
 
 
 @pytest.fixture
-def client_for(db, monkeypatch, django_db_blocker) -> Callable[[str], Client]:
-    """A Django test client signed in as the user whose subject (email) is ``subject``."""
+def realm_aliases_allowed(db, monkeypatch, django_db_blocker) -> None:
+    """Realm aliases past the guard ``db`` installs, for selectors called outside a client too."""
     allow_realm_aliases(monkeypatch, django_db_blocker)
+
+
+@pytest.fixture
+def client_for(realm_aliases_allowed) -> Callable[[str], Client]:
+    """A Django test client signed in as the user whose subject (email) is ``subject``."""
 
     def make(subject: str = "demo@example.test") -> Client:
         return signed_in_client(local_part_user(subject))

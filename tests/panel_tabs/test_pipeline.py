@@ -81,3 +81,21 @@ def test_htmx_request_gets_the_pipeline_fragment(client_for, realm):
     response = client_for().get(URL, headers={"HX-Request": "true"})
 
     assert response.content.decode().lstrip().startswith('<section id="pipeline"')
+
+
+def test_the_live_refetch_brings_a_new_quarantined_write_to_a_reviewer_and_never_to_a_reader(client_for, realm, posture):
+    # docs/timeline-live.md §2: the open page re-fetches its own fragment, so the view's checks decide.
+    posture("standard")
+    body = "FORUM-BODY-OMEGA wire the deposit today"
+    new_id = realm.remember(identity_scope("default", "identity:mira"), "Second forum claim", body,
+                            author=agent("identity:mira"), gate_reason=TAINT)
+
+    reviewer = client_for(REVIEWER).get(URL, headers={"HX-Request": "true"}).content.decode()
+    reader = client_for(READER).get(URL, headers={"HX-Request": "true"}).content.decode()
+
+    assert reviewer.lstrip().startswith('<section id="pipeline"')
+    assert f'data-live-key="{new_id}"' in reviewer and "Second forum claim" in reviewer
+    assert stages(reviewer)["quarantined"] == "2"
+    assert reader.lstrip().startswith('<section id="pipeline"')
+    assert "no grant" in stages(reader)["quarantined"]
+    assert new_id not in reader and "Second forum claim" not in reader and body not in reader

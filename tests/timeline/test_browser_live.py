@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
+from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record, realm_scope
 from tests.support.postures import READER, REVIEWER, STANDARD, write_access_toml
 
 from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne, wait_following
@@ -79,6 +79,37 @@ def _signed_in(browser, server, subject: str, path: str, problems: list[str]):
     return page
 
 
+@contextmanager
+def _open_for_reviewer_and_reader(tmp_path: Path, path: str) -> Iterator[tuple]:
+    """One server under the standard posture, ``path`` open for a reviewer and for a reader, each
+    page's event socket open (so before any write): yields (writer, server, reviewer, reader). No
+    page may log a problem."""
+    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
+    problems: list[str] = []
+    with daphne_servers(env, 1) as (server,), _browser() as browser:
+        wait_following(env, REALM)
+        pages = [_signed_in(browser, server, subject, path, problems) for subject in (REVIEWER, READER)]
+        for page in pages:
+            page.wait_for_selector("html[data-live-panels=live]", state="attached")
+        yield writer, server, *pages
+    writer.close()
+    assert not problems, problems
+
+
+def _expect_marked_new(row, text: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(row).to_be_visible(timeout=5000)
+    expect(row).to_have_class(re.compile(r"\blive-new\b"))
+    expect(row).to_contain_text(text)
+
+
+def _expect_unchanged(reader, section: str, before: str, text: str) -> None:
+    reader.wait_for_timeout(1500)  # past the debounce and a refresh
+    assert text not in reader.content()
+    assert reader.locator(section).inner_text() == before
+
+
 def test_a_store_write_appears_on_the_open_timeline_without_reload(tmp_path: Path):
     from playwright.sync_api import expect
 
@@ -105,28 +136,14 @@ def test_a_store_write_appears_on_the_open_timeline_without_reload(tmp_path: Pat
 def test_a_quarantined_write_appears_in_the_open_queue_for_a_reviewer_and_never_for_a_reader(tmp_path: Path):
     from playwright.sync_api import expect
 
-    env, writer = _deployment(tmp_path, REVIEWER, READER, posture=True)
-    problems: list[str] = []
-    with daphne_servers(env, 1) as (server,), _browser() as browser:
-        wait_following(env, REALM)
-        reviewer = _signed_in(browser, server, REVIEWER, "/console/memory/quarantine/", problems)
-        reader = _signed_in(browser, server, READER, "/console/memory/quarantine/", problems)
+    with _open_for_reviewer_and_reader(tmp_path, "/console/memory/quarantine/") as (writer, _, reviewer, reader):
         expect(reviewer.get_by_text("The queue is empty.")).to_be_visible()
         reader_before = reader.locator("#quarantine").inner_text()
-        for page in (reviewer, reader):  # each page's event socket is open before the write
-            page.wait_for_selector("html[data-live-panels=live]", state="attached")
 
         memory_id = _quarantined_write(writer, "Flight moved to 9am")
 
-        row = reviewer.locator(f'#quarantine [data-live-key="{memory_id}"]')
-        expect(row).to_be_visible(timeout=5000)
-        expect(row).to_have_class(re.compile(r"\blive-new\b"))
-        expect(row).to_contain_text("Flight moved to 9am")
-        reader.wait_for_timeout(1500)  # past the debounce and a refresh
-        assert "Flight moved to 9am" not in reader.content()
-        assert reader.locator("#quarantine").inner_text() == reader_before
-    writer.close()
-    assert not problems, problems
+        _expect_marked_new(reviewer.locator(f'#quarantine [data-live-key="{memory_id}"]'), "Flight moved to 9am")
+        _expect_unchanged(reader, "#quarantine", reader_before, "Flight moved to 9am")
 
 
 def test_connection_indicator_shows_offline_when_the_server_stops_and_live_after_it_restarts(tmp_path: Path):
@@ -184,5 +201,53 @@ def test_load_older_reaches_the_first_event(tmp_path: Path):
         assert items.first.get_attribute("id") == ids[-1]
         assert page.url.endswith("/console/timeline/")  # loading older keeps the live page
         expect(page.locator("#timeline-connection")).to_have_attribute("data-state", "live")
+    writer.close()
+    assert not problems, problems
+
+
+def test_a_quarantined_write_appears_on_the_open_pipeline_for_a_reviewer_and_never_for_a_reader(tmp_path: Path):
+    from playwright.sync_api import expect
+
+    with _open_for_reviewer_and_reader(tmp_path, "/console/memory/pipeline/") as (writer, server, reviewer, reader):
+        quarantined = '#pipeline [data-stage="quarantined"] strong'
+        expect(reviewer.locator(quarantined)).to_have_text("0")
+        expect(reader.locator(quarantined)).to_have_text("no grant")
+        reader_before = reader.locator("#pipeline").inner_text()
+        scrolled = reviewer.evaluate("() => { window.scrollTo(0, 300); return window.scrollY; }")
+        assert scrolled > 0  # the reader has scrolled down the page
+        refetches: list[str] = []
+        reviewer.on("request", lambda r: refetches.append(r.url) if r.headers.get("hx-request") else None)
+
+        memory_id = _quarantined_write(writer, "Gate code is 4411")
+
+        _expect_marked_new(reviewer.locator(f'#pipeline [data-live-key="{memory_id}"]'), "Gate code is 4411")
+        expect(reviewer.locator(quarantined)).to_have_text("1")
+        expect(reviewer.locator("#pipeline")).to_have_count(1)  # the fragment replaced the section, not nested in it
+        assert reviewer.evaluate("window.scrollY") == scrolled
+        _expect_unchanged(reader, "#pipeline", reader_before, "Gate code is 4411")
+        # One event, one refetch of the page's own fragment (the queue inside it is not fetched apart).
+        assert refetches == [f"{server.http}/console/memory/pipeline/"]
+
+
+def test_a_dream_running_when_the_dreams_page_opens_shows_as_running_until_its_sheet_is_written(tmp_path: Path):
+    from playwright.sync_api import expect
+
+    env, writer = _deployment(tmp_path, "admin@example.test")
+    run_id = writer.new_dream_run_id()
+    started = writer.clock()
+    writer.steward_batch(run_id, [create_op(realm_scope(REALM), new_record(kind="fact", title="Dreamt", body="b"))])
+    problems: list[str] = []
+    with daphne_servers(env, 1) as (server,), _browser() as browser:
+        wait_following(env, REALM)  # the run started before: no event of its start will ever come
+        page = _signed_in(browser, server, "admin@example.test", "/console/memory/dreams/", problems)
+        running = page.locator("#dreams [data-live-running]")
+        expect(running.locator(f'[data-run-id="{run_id}"]')).to_be_visible()
+        page.wait_for_selector("html[data-live-panels=live]", state="attached")
+
+        writer.record_dream_run(run_id, started_at_ms=started, ops_committed=1)
+
+        expect(running.locator("[data-run-id]")).to_have_count(0, timeout=5000)
+        expect(running).to_be_hidden()
+        expect(page.locator("#dreams .dream-card").first).to_contain_text("ops committed")
     writer.close()
     assert not problems, problems
