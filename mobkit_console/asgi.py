@@ -14,14 +14,16 @@ django_asgi_app = get_asgi_application()
 
 # These imports need Django set up first.
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from mobkit_console.accounts.channels import TokenAuthMiddleware  # noqa: E402
 from mobkit_console.timeline.follower import FollowRealmsMiddleware  # noqa: E402
+from mobkit_console.timeline.routing import http_urlpatterns as timeline_http  # noqa: E402
 from mobkit_console.timeline.routing import websocket_urlpatterns as timeline_sockets  # noqa: E402
 
 console_application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": URLRouter([*timeline_http, re_path(r"", django_asgi_app)]),
         "websocket": TokenAuthMiddleware(URLRouter(timeline_sockets)),
     }
 )

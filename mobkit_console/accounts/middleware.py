@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Callable
 
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
 from django.utils.cache import patch_cache_control
 
 from mobkit_console.accounts.tokens import user_for_token
@@ -19,11 +17,6 @@ def token_from_request(request: HttpRequest) -> str | None:
     if scheme.lower() == "bearer":
         return credentials.strip()
     return request.GET.get("auth_token")
-
-
-@cache
-def _ingest_path() -> str:
-    return reverse("console-events")
 
 
 class BearerTokenMiddleware:
@@ -41,10 +34,6 @@ class BearerTokenMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info == _ingest_path():
-            # The ingest route's bearer is MOBKIT_INGEST_TOKEN, checked by the view itself, never an
-            # API token: looking it up cost a database connection and query per pushed batch.
-            return self.get_response(request)
         raw = token_from_request(request)
         if raw is not None:
             user = user_for_token(raw)

@@ -1,4 +1,9 @@
-"""The two live sockets: JSON frames for programs, HTML fragments for the timeline page.
+"""The runtime's ingest endpoint, and the two live sockets: JSON frames for programs, HTML
+fragments for the timeline page.
+
+Ingest is a Channels HTTP consumer rather than a Django view (docs/timeline-live.md §4): a push is
+a machine's bearer-token POST that needs none of Django's middleware, and through Django's ASGI
+handler (its per-request thread and a dozen middlewares) each push cost 2.6 times the CPU.
 
 A socket is a stream of the process's fan-out (fanout.py), which gathers each tick's events and
 writes each audience's frames once (docs/timeline-live.md §4): the HTML socket always gets a tick's
@@ -8,21 +13,88 @@ events as one frame, the JSON socket one frame per event unless the client asks 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
+from channels.generic.http import AsyncHttpConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from mobkit_console.access.caller import subject_for_user
 
 from .fanout import process_fanout
+from .ingest import IncomingEvent, IngestError, parse_ingest_body
+from .models import TimelineEvent
 from .presentation import render_live_events, render_replay_unavailable
-from .services import envelope_json
+from .services import envelope_json, events_broadcast, events_prune_due, events_store, new_events
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
 UNAUTHENTICATED_CLOSE_CODE = 4401  # docs/wire-contract.md §C.1
 REPLAY_FRAME_EVENTS = 200  # a batching socket's replay goes out in frames of at most this many
+
+
+class IngestConsumer(AsyncHttpConsumer):
+    """docs/timeline.md §T.7 ``POST /console/events``: 201 only once every event in the body is stored."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.received = 0
+
+    async def http_request(self, message: dict[str, Any]) -> None:
+        # Refuse an oversized body as it arrives, before it is all held in memory.
+        self.received += len(message.get("body", b""))
+        if self.received > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            await self._answer(413, {"error": "too_large",
+                                     "message": f"body: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"})
+            raise StopConsumer()
+        await super().http_request(message)
+
+    async def handle(self, body: bytes) -> None:
+        status, answer = await self._ingest(body)
+        await self._answer(status, answer)
+
+    async def _ingest(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        if self.scope["method"] != "POST":
+            return 405, {"error": "method_not_allowed", "message": "POST an event or an array of events"}
+        expected = settings.MOBKIT_INGEST_TOKEN
+        if not expected:
+            return 403, {"error": "ingest_disabled",
+                         "message": "event ingest is disabled: MOBKIT_INGEST_TOKEN is not set"}
+        if not _ingest_token_ok(self.scope, expected):
+            return 401, {"error": "unauthorized",
+                         "message": "event ingest requires Authorization: Bearer <MOBKIT_INGEST_TOKEN>"}
+        try:
+            events = parse_ingest_body(body)
+        except IngestError as error:
+            return 400, {"error": "invalid_event", "message": str(error)}
+        rows = await database_sync_to_async(_store_and_prune)(events)
+        # One group message whatever the number of open sockets (fanout.py): not waiting on them.
+        await events_broadcast(new_events(rows))
+        return 201, {"event_ids": [row.event_id for row in rows]}
+
+    async def _answer(self, status: int, answer: dict[str, Any]) -> None:
+        headers = [(b"Content-Type", b"application/json")]
+        if status == 405:
+            headers.append((b"Allow", b"POST"))
+        await self.send_response(status, json.dumps(answer).encode("utf-8"), headers=headers)
+
+
+def _ingest_token_ok(scope: dict[str, Any], expected: str) -> bool:
+    header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+    scheme, _, presented = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(presented.strip().encode("latin-1"), expected.encode("utf-8"))
+
+
+def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
+    rows = events_store(events=events)
+    events_prune_due()
+    return rows
 
 
 class EventStreamConsumer(AsyncWebsocketConsumer):

@@ -1,21 +1,16 @@
-"""The ingest endpoint for the runtime, the timeline page and the event stream (SSE)."""
+"""The timeline page and the event stream (SSE); ingest is consumers.IngestConsumer."""
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
-from channels.db import database_sync_to_async
-from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_panel.errors import InvalidParams
 from memory_panel.views.render import panel_view, render_page
@@ -24,49 +19,15 @@ from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
 from .fanout import process_fanout
-from .ingest import IncomingEvent, IngestError, parse_ingest_body
-from .models import EVENT_ID_PREFIX, TimelineEvent
+from .models import EVENT_ID_PREFIX
 from .presentation import event_row
 from .selectors import START_OF_LOG, events_page, latest_event_id, parse_event_id
-from .services import envelope_json, events_broadcast, events_prune_due, events_store, new_events
+from .services import envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
 
 def _error(status: int, error: str, message: str) -> JsonResponse:
     return JsonResponse({"error": error, "message": message}, status=status)
-
-
-def _ingest_token_ok(request: HttpRequest, expected: str) -> bool:
-    scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(presented.strip().encode("utf-8"), expected.encode("utf-8"))
-
-
-@csrf_exempt
-@require_POST
-async def ingest_events(request: HttpRequest) -> JsonResponse:
-    """docs/timeline.md §T.7 ``POST /console/events``: 2xx only once every event in the body is stored."""
-    expected = settings.MOBKIT_INGEST_TOKEN
-    if not expected:
-        return _error(403, "ingest_disabled", "event ingest is disabled: MOBKIT_INGEST_TOKEN is not set")
-    if not _ingest_token_ok(request, expected):
-        return _error(401, "unauthorized", "event ingest requires Authorization: Bearer <MOBKIT_INGEST_TOKEN>")
-    try:
-        events = parse_ingest_body(request.body)
-    except RequestDataTooBig:
-        return _error(413, "too_large", f"body: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
-    except IngestError as error:
-        return _error(400, "invalid_event", str(error))
-    rows = await database_sync_to_async(_store_and_prune)(events)
-    await events_broadcast(new_events(rows))
-    return JsonResponse({"event_ids": [row.event_id for row in rows]}, status=201)
-
-
-def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
-    rows = events_store(events=events)
-    events_prune_due()
-    return rows
 
 
 @panel_view

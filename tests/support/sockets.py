@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.test import AsyncClient
+from channels.testing import HttpCommunicator, WebsocketCommunicator
 
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
 from mobkit_console.asgi import console_application as application
@@ -31,13 +30,17 @@ async def open_socket(path: str, *, token: str | None = None, query: str = "") -
 
 
 async def ingest(body: Any, *, token: str = INGEST_TOKEN) -> tuple[int, dict[str, Any]]:
-    response = await AsyncClient().post(
-        "/console/events",
-        data=json.dumps(body),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {token}"} if token else {},
-    )
-    return response.status_code, response.json()
+    return await ingest_raw(json.dumps(body).encode("utf-8"), token=token)
+
+
+async def ingest_raw(raw: bytes, *, token: str | None = INGEST_TOKEN, method: str = "POST") -> tuple[int, dict[str, Any]]:
+    """``POST /console/events`` through the real ASGI app (ingest is a Channels consumer, not a view)."""
+    headers = [(b"content-type", b"application/json")]
+    if token:
+        headers.append((b"authorization", f"Bearer {token}".encode("latin-1")))
+    communicator = HttpCommunicator(application, method, "/console/events", body=raw, headers=headers)
+    response = await communicator.get_response(timeout=30)
+    return response["status"], json.loads(response["body"])
 
 
 def envelope(identity: str = "_system", event_type: str = "memory.dream.started", /, **data: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from mobkit_console.timeline.models import TimelineEvent
-from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
+from tests.support.sockets import envelope, ingest, ingest_raw, open_socket, receive_events, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -122,14 +122,18 @@ async def test_batch_with_one_bad_field_is_refused_whole_naming_it(ingest_token,
     ],
 )
 async def test_malformed_body_is_refused_with_clear_message(ingest_token, raw, message):
-    from django.test import AsyncClient
+    status, answer = await ingest_raw(raw, token=ingest_token)
 
-    response = await AsyncClient().post("/console/events", data=raw, content_type="application/json",
-                                        headers={"Authorization": f"Bearer {ingest_token}"})
-
-    assert response.status_code == 400
-    assert response.json()["message"].startswith(message)
+    assert status == 400
+    assert answer["message"].startswith(message)
     assert await stored_count() == 0
+
+
+async def test_only_post_is_ingest(ingest_token):
+    status, answer = await ingest_raw(b"", token=ingest_token, method="GET")
+
+    assert status == 405
+    assert answer["error"] == "method_not_allowed"
 
 
 async def test_oversized_body_is_refused_with_413(ingest_token, settings):
