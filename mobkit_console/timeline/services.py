@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from .ingest import IncomingEvent
 from .models import TimelineEvent
+from .visibility import visibility_key
 
 TIMELINE_GROUP = "memory-timeline"
 EVENT_MESSAGE_TYPE = "timeline.event"
@@ -109,14 +110,14 @@ def event_message(row: TimelineEvent) -> dict[str, Any]:
     It carries what a socket filters on and the envelope serialized once, instead of the
     envelope every socket would copy and re-serialize (the benchmark's hot path).
     """
-    scope_kind, scope_key = row.data.get("scope_kind"), row.data.get("scope_key")
+    _, scope_kind, scope_key = visibility_key(row.identity, row.data)
     return {
         "type": EVENT_MESSAGE_TYPE,
         "seq": row.seq,
         "identity": row.identity,
         "event_type": row.event_type,
-        "scope_kind": scope_kind if isinstance(scope_kind, str) else None,
-        "scope_key": scope_key if isinstance(scope_key, str) else None,
+        "scope_kind": scope_kind,
+        "scope_key": scope_key,
         "envelope": envelope_json(row.envelope()),
     }
 
