@@ -1,4 +1,4 @@
-"""Reading the panel's HTML in tests: row ids, the "load more" link."""
+"""Reading the console's HTML in tests: row ids, the "load more" link, the timeline's events and "load older" link."""
 
 from __future__ import annotations
 
@@ -17,3 +17,18 @@ def more_href(page: str) -> str | None:
     """The "load more" link's href, unescaped as a browser would follow it."""
     match = _MORE.search(page)
     return html.unescape(match.group(1)) if match else None
+
+
+_TIMELINE_EVENT = re.compile(r'<li id="(console-evt-\d+)"')
+_TIMELINE_OLDER = re.compile(r'<a class="button" href="([^"]+)" hx-get="[^"]+"[^>]*>Load older events</a>')
+
+
+def timeline_event_ids(page: str) -> list[str]:
+    return _TIMELINE_EVENT.findall(page)
+
+
+def timeline_older_href(page: str) -> str | None:
+    """The "Load older events" link's href, unescaped as a browser would follow it."""
+    match = _TIMELINE_OLDER.search(page)
+    return html.unescape(match.group(1)) if match else None
+
