@@ -7,7 +7,7 @@ terse event can never reveal that a scope the caller cannot read is being writte
 
 Everything the decision reads is the event's *visibility key* (identity, scope kind, scope key):
 events with one key are received by exactly the same callers, which is what lets a socket decide
-each key once.
+each key once and the timeline count events per key (docs/timeline-live.md §6).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading the console's HTML in tests: row ids, the "load more" link, the timeline's events and "load older" link."""
+"""Reading the console's HTML in tests: row ids, the "load more" link, the timeline's events, link and count."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ def more_href(page: str) -> str | None:
 
 _TIMELINE_EVENT = re.compile(r'<li id="(console-evt-\d+)"')
 _TIMELINE_OLDER = re.compile(r'<a class="button" href="([^"]+)" hx-get="[^"]+"[^>]*>Load older events</a>')
+_TIMELINE_COUNT = re.compile(r'<p id="timeline-count"[^>]*?( hidden)?>(.*?)</p>', re.S)
 
 
 def timeline_event_ids(page: str) -> list[str]:
@@ -32,3 +33,8 @@ def timeline_older_href(page: str) -> str | None:
     match = _TIMELINE_OLDER.search(page)
     return html.unescape(match.group(1)) if match else None
 
+
+def timeline_count(page: str) -> str | None:
+    """The count line above the timeline's events as a reader sees it; None when absent or hidden."""
+    match = _TIMELINE_COUNT.search(page)
+    return None if match is None or match.group(1) else match.group(2)
