@@ -57,3 +57,15 @@ def test_an_unknown_bare_name_is_left_as_typed(client, agent_memory_dir, signed_
     write_panel_realm(agent_memory_dir)
     page = client.get(URL, {"identity": "nobody"}).content.decode()
     assert row_ids(page) == [] and "no identity is named exactly" not in page
+
+
+@pytest.mark.parametrize(("name", "typed", "read_as"), [
+    ("scoped", "scout", SCOUT), ("scoped", "lead", None), ("open", "lead", LEAD), ("none", "scout", None),
+])
+def test_a_bare_name_is_read_among_the_identities_the_caller_may_read(client, world, posture, name, typed, read_as):
+    posture(name)
+    page = client.get(URL, {"identity": typed}).content.decode()
+    if read_as is None:  # an identity the caller may not read is never named, not even by the shorthand
+        assert "no identity is named exactly" not in page
+    else:
+        assert f"Showing <strong>{read_as}</strong>: no identity is named exactly “{typed}”." in page
