@@ -55,23 +55,11 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-# Who counts timeline events: every grant shape the count decides differently.
-TIMELINE_ACCESS = """
-enabled = true
-admins = ["admin@bench.test"]
-
-[[rules]]
-id = "one-agent"
-subjects = ["one-agent@bench.test"]
-actions = ["agent.view", "agent.memory.read"]
-agents = ["identity:agent-7"]
-
-[[rules]]
-id = "viewer"
-subjects = ["viewer@bench.test"]
-actions = ["agent.view"]
-"""
-TIMELINE_AGENTS = 200
+# Who counts timeline events: every grant shape the count decides differently. alice administers,
+# bob sees identity:luka and reads its memory, carol sees every agent and reads no memory, dave
+# also reads mob memory (tests/support/postures.py TIMELINE_AUDIENCE).
+TIMELINE_CALLERS = ("alice@example.test", "bob@example.test", "carol@example.test", "dave@example.test")
+TIMELINE_AGENTS = ("identity:luka", *(f"identity:agent-{n}" for n in range(1, 200)))
 TIMELINE_MOBS = 20
 
 
@@ -80,7 +68,7 @@ def timeline_event(n: int):
     updates and dreams, spread over 200 agents and 20 mobs (about 420 visibility keys)."""
     from mobkit_console.timeline.ingest import IncomingEvent
 
-    agent, kind = f"identity:agent-{n // 10 % TIMELINE_AGENTS}", n % 10
+    agent, kind = TIMELINE_AGENTS[n // 10 % len(TIMELINE_AGENTS)], n % 10
     if kind < 4:
         identity, event_type, data = agent, "memory.record.remembered", {"scope_kind": "identity", "scope_key": agent}
     elif kind < 6:
@@ -89,7 +77,8 @@ def timeline_event(n: int):
         identity, event_type, data = "_system", "memory.promotion.pending_gate", {
             "scope_kind": "mob", "scope_key": f"mob-{n % TIMELINE_MOBS}"}
     elif kind == 8:
-        identity, event_type, data = "_system", "memory.record.updated", {"scope_kind": "operator", "scope_key": "oncall"}
+        identity, event_type, data = "_system", "memory.record.updated", {
+            "scope_kind": "operator", "scope_key": "oncall"}
     else:
         identity, event_type, data = "_system", "memory.dream.started", {"run_id": f"dream-{n}"}
     return IncomingEvent(None, identity, event_type, 1_700_000_000_000 + n, {"realm": REALM, **data}, None)
@@ -106,6 +95,7 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
     from mobkit_console.timeline.selectors import EventFilter, events_count
     from mobkit_console.timeline.services import events_store
     from mobkit_console.timeline.visibility import event_visible
+    from tests.support.postures import TIMELINE_AUDIENCE
 
     if TimelineEvent.objects.count() < events:
         started = time.monotonic()
@@ -114,28 +104,31 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
         print(f"timeline: {events:,} events stored in {time.monotonic() - started:.1f} s, "
               f"{EventVisibilityKey.objects.count():,} visibility keys")
     access_toml = scratch / "access.toml"
-    access_toml.write_text(TIMELINE_ACCESS, encoding="utf-8")
+    access_toml.write_text(TIMELINE_AUDIENCE, encoding="utf-8")
     settings.MOBKIT_ACCESS_CONFIG = str(access_toml)
     settings.MOBKIT_TIMELINE_MAX_EVENTS = 0  # the bench log is not pruned while it is timed
 
     rows: list[Row] = []
+    admin, one_agent, viewer, mob_reader = TIMELINE_CALLERS
     for subject, label, filters in (
-        ("admin@bench.test", "admin", EventFilter()),
-        ("admin@bench.test", "admin, type dream.started", EventFilter(event_type="memory.dream.started")),
-        ("admin@bench.test", "admin, identity agent-7", EventFilter(identity="identity:agent-7")),
-        ("one-agent@bench.test", "reader granted one agent", EventFilter()),
-        ("viewer@bench.test", "viewer of every agent", EventFilter()),
-        ("viewer@bench.test", "viewer, type remembered (none visible)", EventFilter(event_type="memory.record.remembered")),
+        (admin, "admin", EventFilter()),
+        (admin, "admin, type dream.started", EventFilter(event_type="memory.dream.started")),
+        (admin, "admin, identity identity:luka", EventFilter(identity="identity:luka")),
+        (one_agent, "reader granted one agent", EventFilter()),
+        (viewer, "viewer of every agent", EventFilter()),
+        (viewer, "viewer, type remembered (none visible)", EventFilter(event_type="memory.record.remembered")),
+        (mob_reader, "mob reader, type pending_gate", EventFilter(event_type="memory.promotion.pending_gate")),
     ):
         access = access_for_subject(subject)
         value = events_count(access=access, filters=filters)
-        rows.append(Row("timeline count", label, timed(lambda a=access, f=filters: events_count(access=a, filters=f), reps),
+        samples = timed(lambda a=access, f=filters: events_count(access=a, filters=f), reps)
+        rows.append(Row("timeline count", label, samples,
                         note=f"= {f'>{value.cap:,}' if value.capped else f'{value.value:,}'}"))
     # What the count saves: deciding every event of the log in Python, once.
-    reader = access_for_subject("one-agent@bench.test")
+    reader = access_for_subject(one_agent)
     every = timed(lambda: sum(event_visible(reader, row.envelope()) for row in TimelineEvent.objects.iterator()), 1, 0)
     rows.append(Row("timeline count", "reference: every event decided in Python, one agent", every))
-    for subject in ("admin@bench.test", "one-agent@bench.test"):
+    for subject in (admin, one_agent):
         client = Client()
         client.force_login(User.objects.get_or_create(username=subject, email=subject)[0])
         rows.append(Row("timeline page", f"/console/timeline/ as {subject.split('@')[0]}",
