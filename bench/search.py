@@ -11,9 +11,13 @@ through the real endpoints (Django's test client, a signed-in user, the full mid
 - the capped counts (Records page count, search count) and their cost;
 - ``records.ndjson`` and ``records.csv`` streamed end to end: rows per second and the peak
   Python heap while streaming (tracemalloc), for a filter matching ``--export-rows`` rows;
-- the search index's size on disk next to the realm file's.
+- the search index's size on disk next to the realm file's;
+- the timeline's count (docs/timeline-live.md §6) over ``--timeline-events`` events in the
+  console's own event log, for an admin, a reader granted one agent and a viewer of every agent,
+  with and without filters, next to the timeline page itself and a count that reads every event.
 
 The realm file's sha256 is taken before and after: the console never writes it.
+``--timeline-only`` times the timeline's count alone, with no realm seeded.
 """
 
 from __future__ import annotations
@@ -45,7 +49,91 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--export-identity", default="identity:luka", help="the identity whose rows are exported")
     parser.add_argument("--skip-export", action="store_true", help="time search and counts only")
+    parser.add_argument("--timeline-events", type=int, default=100_000,
+                        help="events in the event log for the timeline count (0: skip it)")
+    parser.add_argument("--timeline-only", action="store_true", help="time the timeline count alone, no realm")
     return parser.parse_args()
+
+
+# Who counts timeline events: every grant shape the count decides differently. alice administers,
+# bob sees identity:luka and reads its memory, carol sees every agent and reads no memory, dave
+# also reads mob memory (tests/support/postures.py TIMELINE_AUDIENCE).
+TIMELINE_CALLERS = ("alice@example.test", "bob@example.test", "carol@example.test", "dave@example.test")
+TIMELINE_AGENTS = ("identity:luka", *(f"identity:agent-{n}" for n in range(1, 200)))
+TIMELINE_MOBS = 20
+
+
+def timeline_event(n: int):
+    """Event ``n`` of the bench log: agents' scoped writes and harvests, _system gates, operator
+    updates and dreams, spread over 200 agents and 20 mobs (about 420 visibility keys)."""
+    from mobkit_console.timeline.ingest import IncomingEvent
+
+    agent, kind = TIMELINE_AGENTS[n // 10 % len(TIMELINE_AGENTS)], n % 10
+    if kind < 4:
+        identity, event_type, data = agent, "memory.record.remembered", {"scope_kind": "identity", "scope_key": agent}
+    elif kind < 6:
+        identity, event_type, data = agent, "memory.harvest.completed", {"promoted": 1}
+    elif kind < 8:
+        identity, event_type, data = "_system", "memory.promotion.pending_gate", {
+            "scope_kind": "mob", "scope_key": f"mob-{n % TIMELINE_MOBS}"}
+    elif kind == 8:
+        identity, event_type, data = "_system", "memory.record.updated", {
+            "scope_kind": "operator", "scope_key": "oncall"}
+    else:
+        identity, event_type, data = "_system", "memory.dream.started", {"run_id": f"dream-{n}"}
+    return IncomingEvent(None, identity, event_type, 1_700_000_000_000 + n, {"realm": REALM, **data}, None)
+
+
+def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
+    """The timeline count's cost over ``events`` events, per caller and filter."""
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from mobkit_console.access.caller import access_for_subject
+    from mobkit_console.timeline.models import EventVisibilityKey, TimelineEvent
+    from mobkit_console.timeline.selectors import EventFilter, events_count
+    from mobkit_console.timeline.services import events_store
+    from mobkit_console.timeline.visibility import event_visible
+    from tests.support.postures import TIMELINE_AUDIENCE
+
+    if TimelineEvent.objects.count() < events:
+        started = time.monotonic()
+        for start in range(TimelineEvent.objects.count(), events, 1000):
+            events_store(events=[timeline_event(n) for n in range(start, min(start + 1000, events))])
+        print(f"timeline: {events:,} events stored in {time.monotonic() - started:.1f} s, "
+              f"{EventVisibilityKey.objects.count():,} visibility keys")
+    access_toml = scratch / "access.toml"
+    access_toml.write_text(TIMELINE_AUDIENCE, encoding="utf-8")
+    settings.MOBKIT_ACCESS_CONFIG = str(access_toml)
+    settings.MOBKIT_TIMELINE_MAX_EVENTS = 0  # the bench log is not pruned while it is timed
+
+    rows: list[Row] = []
+    admin, one_agent, viewer, mob_reader = TIMELINE_CALLERS
+    for subject, label, filters in (
+        (admin, "admin", EventFilter()),
+        (admin, "admin, type dream.started", EventFilter(event_type="memory.dream.started")),
+        (admin, "admin, identity identity:luka", EventFilter(identity="identity:luka")),
+        (one_agent, "reader granted one agent", EventFilter()),
+        (viewer, "viewer of every agent", EventFilter()),
+        (viewer, "viewer, type remembered (none visible)", EventFilter(event_type="memory.record.remembered")),
+        (mob_reader, "mob reader, type pending_gate", EventFilter(event_type="memory.promotion.pending_gate")),
+    ):
+        access = access_for_subject(subject)
+        value = events_count(access=access, filters=filters)
+        samples = timed(lambda a=access, f=filters: events_count(access=a, filters=f), reps)
+        rows.append(Row("timeline count", label, samples,
+                        note=f"= {f'>{value.cap:,}' if value.capped else f'{value.value:,}'}"))
+    # What the count saves: deciding every event of the log in Python, once.
+    reader = access_for_subject(one_agent)
+    every = timed(lambda: sum(event_visible(reader, row.envelope()) for row in TimelineEvent.objects.iterator()), 1, 0)
+    rows.append(Row("timeline count", "reference: every event decided in Python, one agent", every))
+    for subject in (admin, one_agent):
+        client = Client()
+        client.force_login(User.objects.get_or_create(username=subject, email=subject)[0])
+        rows.append(Row("timeline page", f"/console/timeline/ as {subject.split('@')[0]}",
+                        timed(lambda c=client: c.get("/console/timeline/"), reps)))
+    return rows
 
 
 def export(client, fmt: str, identity: str):
@@ -59,6 +147,12 @@ def main() -> None:
     state = args.keep.absolute() if args.keep else Path(tempfile.mkdtemp(prefix="mobkit-search-state-"))
     scratch = Path(tempfile.mkdtemp(prefix="mobkit-search-console-"))
     configure_django(state, scratch / "console.sqlite3")
+    if args.timeline_only:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        print_table(timeline_rows(args.timeline_events, args.reps, scratch))
+        return
 
     from django.contrib.auth.models import User
     from django.core.management import call_command
@@ -130,6 +224,8 @@ def main() -> None:
             note=f"= {value.value if not value.capped else f'>{COUNT_CAP}'}"))
     for label, params in (("records page, no filter", {}), ("records page, q=oslo", {"q": "oslo"})):
         rows.append(Row("html", label, timed(lambda p=params: client.get("/console/memory/records/", p), args.reps)))
+    if args.timeline_events:
+        rows += timeline_rows(args.timeline_events, args.reps, scratch)
 
     print_table(rows)
     # CPU time per request: what a request costs this process, whatever else the machine runs.

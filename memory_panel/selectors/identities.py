@@ -42,17 +42,25 @@ def _identity_keys(realm: str | None) -> set[str]:
     return keys
 
 
+def _readable_identity_keys(access: Access, realm: str | None) -> set[str]:
+    readable = scope_checker(access)
+    return {key for key in _identity_keys(realm) if readable("identity", key)}
+
+
 def known_identities(*, access: Access, realm: str | None) -> list[str]:
     """The identity scope keys holding records the caller may read, sorted (at most MAX_SUGGESTIONS)."""
-    readable = scope_checker(access)
-    return sorted(key for key in _identity_keys(realm) if readable("identity", key))[:MAX_SUGGESTIONS]
+    return sorted(_readable_identity_keys(access, realm))[:MAX_SUGGESTIONS]
 
 
-def identity_choice(*, realm: str | None, typed: str | None) -> IdentityChoice:
-    """``luka`` means ``identity:luka`` when no identity scope key is exactly ``luka`` and that one exists."""
+def identity_choice(*, access: Access, realm: str | None, typed: str | None) -> IdentityChoice:
+    """``luka`` means ``identity:luka`` when no identity scope key is exactly ``luka`` and that one exists.
+
+    Only keys the caller may read are looked at, as for the suggestions: how a name is read must
+    not tell a caller that an identity it cannot read exists.
+    """
     if typed is None or typed.startswith(IDENTITY_PREFIX):
         return IdentityChoice(typed)
-    keys = _identity_keys(realm)
+    keys = _readable_identity_keys(access, realm)
     if typed not in keys and IDENTITY_PREFIX + typed in keys:
         return IdentityChoice(IDENTITY_PREFIX + typed, typed=typed)
     return IdentityChoice(typed)

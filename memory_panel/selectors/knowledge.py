@@ -69,7 +69,6 @@ class Gauge:
 class KnowledgeLens:
     identity: str | None
     mob: str | None
-    identities: list[str]
     mobs: list[str]
     composition: list[CompositionPart]
     history: list[HistoryRow] = field(default_factory=list)
@@ -90,12 +89,12 @@ def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, m
         require_identity_memory(access, identity)
     elif mob is not None:
         require_record_list(access, scope_kind="mob", scope_key=mob)
-    lens = KnowledgeLens(identity, mob, identities, mobs, _composition(access, scopes, identity, mob), realms=realms)
+    lens = KnowledgeLens(identity, mob, mobs, _composition(access, scopes, identity, mob), realms=realms)
     if identity is None:
         return lens
     history, hidden = _history(access, realms, identity)
     return KnowledgeLens(
-        identity, mob, identities, mobs, lens.composition, history, hidden, _gauges(history, realms, identity), realms
+        identity, mob, mobs, lens.composition, history, hidden, _gauges(history, realms, identity), realms
     )
 
 

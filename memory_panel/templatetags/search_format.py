@@ -26,9 +26,15 @@ def hit_for(hits: dict[tuple[str, str], Any], record: Any) -> Any:
 
 
 @register.simple_tag
+def count_total(count: Any) -> str:
+    """``1,284``, or ``more than 10,000`` past the count's cap."""
+    return f"more than {count.cap:,}" if count.capped else f"{count.value:,}"
+
+
+@register.simple_tag
 def count_range(count: Any, first: int, last: int) -> str:
     """``1–50 of 1,284``, or ``… of more than 10,000`` past the count's cap."""
-    total = f"more than {count.cap:,}" if count.capped else f"{count.value:,}"
+    total = count_total(count)
     if last < first:
         return f"0 of {total}"
     return f"{first:,}–{last:,} of {total}"

@@ -57,7 +57,7 @@ def records_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
 
 
 def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
-    asked = records_query(request.GET.dict(), realm=chosen_realm(request))
+    asked = records_query(request.GET.dict(), access=access, realm=chosen_realm(request))
     query = asked.query
     rows = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors import knowledge
+from memory_panel.selectors.identities import identity_choice, known_identities
 from memory_panel.views.render import panel_view, render_page, section
 from memory_panel.views.realm_choice import chosen_realm
 from mobkit_console.access.caller import Access
@@ -18,12 +19,22 @@ def _text_param(request: HttpRequest, name: str) -> str | None:
 @panel_view
 def knowledge_page(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
+    # docs/search.md §8: the Records page's identity field, suggestions and "luka" shorthand included.
+    typed = _text_param(request, "identity")
+    identity = identity_choice(access=access, realm=realm, typed=typed)
     lens = section(
         knowledge.knowledge_lens,
         access=access,
         realm=realm,
-        identity=_text_param(request, "identity"),
+        identity=identity.identity,
         mob=_text_param(request, "mob"),
     )
-    context = {"realm": realm, "lens": lens}
+    context = {
+        "realm": realm,
+        "lens": lens,
+        "identity": identity,
+        "known_identities": known_identities(access=access, realm=realm),
+        # What was typed, else the identity shown when none was asked for (the first one readable).
+        "identity_typed": typed or (lens.data.identity if lens.data else None),
+    }
     return render_page(request, "memory_panel/knowledge/page.html", "memory_panel/knowledge/_knowledge.html", context)

@@ -12,6 +12,7 @@ from django.shortcuts import render
 
 from memory_panel import conf
 from memory_panel.errors import PanelError
+from memory_panel.selectors.identities import identity_choice, known_identities
 from memory_panel.selectors.ledger import SUPPORTED_STORES, ledger_health, ledger_overview, parse_ledger_filters
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.selectors.recall import parse_recall_request, recall_preview
@@ -60,10 +61,17 @@ def ledger_health_fragment(request: HttpRequest, access: Access) -> HttpResponse
 def recall(request: HttpRequest, access: Access) -> HttpResponse:
     given = _given(request, ("identity", "query_text", "max_entries"))
     realm = chosen_realm(request)  # the header's realm choice; none: the realm holding the identity
-    context: dict = {"form": given, "realm": realm}
+    identity = identity_choice(access=access, realm=realm, typed=given.get("identity"))
+    context: dict = {
+        "form": given,
+        "realm": realm,
+        "identity": identity,
+        "known_identities": known_identities(access=access, realm=realm),
+    }
     status = 200
-    if "identity" in given:
-        params: dict = {**given, "realm": realm}
+    if identity.identity is not None:
+        # docs/search.md §8: "luka" previews identity:luka when that is the identity there is.
+        params: dict = {**given, "identity": identity.identity, "realm": realm}
         if (max_entries := query_uint(given.get("max_entries", ""))) is not None:
             params["max_entries"] = max_entries
         try:

@@ -135,8 +135,8 @@ class RecordsQuery:
     identity: IdentityChoice
 
 
-def records_query(params: dict[str, str], *, realm: str | None) -> RecordsQuery:
-    identity = identity_choice(realm=realm, typed=param_str(params, "identity"))
+def records_query(params: dict[str, str], *, access: Access, realm: str | None) -> RecordsQuery:
+    identity = identity_choice(access=access, realm=realm, typed=param_str(params, "identity"))
     if identity.typed is not None:  # docs/search.md §8: "luka" read as "identity:luka"
         params = {**params, "identity": identity.identity}
     filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
@@ -147,7 +147,7 @@ def records_query(params: dict[str, str], *, realm: str | None) -> RecordsQuery:
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
-    asked = records_query(params, realm=chosen_realm(request))
+    asked = records_query(params, access=access, realm=chosen_realm(request))
     realm, filters, query = asked.realm, asked.filters, asked.query
     sort = parse_sort(params.get("sort"))
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)

@@ -46,12 +46,17 @@ def render_page(
     A history restore is an HX-Request too, but it replaces the whole body, so it gets the page.
     Caches must keep the two answers apart: ``Vary: HX-Request``.
     """
-    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    partial = wants_fragment(request)
     # docs/realm-failures.md §1: realms an all-realm read could not read are named on the page.
     context.setdefault("skipped_realms", skipped_realms())
     response = render(request, fragment if partial else page, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+def wants_fragment(request: HttpRequest) -> bool:
+    """Does ``render_page`` answer this request with the fragment alone? A view may skip what only the page shows."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,41 @@ Both live in the console's own database, never in a realm file.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.db import models
 
+from .visibility import VisibilityKey
+
 EVENT_ID_PREFIX = "console-evt-"
+
+
+def key_digest(key: VisibilityKey) -> str:
+    """A fixed-width unique name for a visibility key: its parts are untrusted data of any length,
+    too long for a unique index on PostgreSQL, and a NULL scope would never collide in one."""
+    return hashlib.sha256(json.dumps(list(key), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class EventVisibilityKey(models.Model):
+    """One distinct visibility key of the log's events (docs/timeline-live.md §6).
+
+    Every event with this key is received by the same callers, so the timeline's count decides
+    each key once and counts its events through the index on ``TimelineEvent.visibility_key``.
+    ``last_used_ms`` moves on every store that uses the key; a key no event uses any more is
+    dropped by the prune once it has been idle a while.
+    """
+
+    digest = models.CharField(max_length=64, unique=True)
+    identity = models.TextField()
+    scope_kind = models.TextField(null=True)
+    scope_key = models.TextField(null=True)
+    last_used_ms = models.BigIntegerField()
+
+    @property
+    def key(self) -> VisibilityKey:
+        return self.identity, self.scope_kind, self.scope_key
 
 
 class TimelineEvent(models.Model):
@@ -27,9 +57,21 @@ class TimelineEvent(models.Model):
     interaction_id = models.CharField(max_length=200, null=True, blank=True)
     data = models.JSONField(default=dict)
     stored_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # No database constraint: a key is dropped only once no event has used it for a while, and an
+    # event is never refused over its key. NULL only for an event stored by a console older than
+    # the key (during an upgrade); the count leaves such an event out rather than guess.
+    visibility_key = models.ForeignKey(
+        EventVisibilityKey, null=True, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["seq"]
+        # docs/timeline-live.md §6: the count seeks each visible key's events (by type, below a seq).
+        indexes = [
+            models.Index(fields=["visibility_key", "seq"], name="timeline_event_key_seq"),
+            models.Index(fields=["visibility_key", "event_type", "seq"], name="timeline_event_key_type_seq"),
+        ]
 
     @property
     def event_id(self) -> str:

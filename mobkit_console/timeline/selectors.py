@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .models import EVENT_ID_PREFIX, TimelineEvent
-from .visibility import event_visible
+from memory_panel.selectors.counts import COUNT_CAP, Count
+
+from .models import EVENT_ID_PREFIX, EventVisibilityKey, TimelineEvent
+from .visibility import event_visible, key_visible
 
 if TYPE_CHECKING:
     from mobkit_console.access.caller import Access
@@ -102,3 +104,74 @@ def events_page(*, access: Access, filters: EventFilter, before: int | None = No
     if scanned == PAGE_SCAN_LIMIT and last_seq is not None:
         return EventPage(out, older=f"{EVENT_ID_PREFIX}{last_seq}")
     return EventPage(out, older=None)
+
+
+# Visible keys asked about per count query: a bound on the statement's parameters, far above the
+# keys a log usually holds (one per identity and scope that wrote).
+COUNT_KEY_CHUNK = 500
+
+
+def events_count(*, access: Access, filters: EventFilter, before: int | None = None, upto: int | None = None,
+                 cap: int = COUNT_CAP) -> Count:
+    """How many events the caller may see match ``filters`` (below seq ``before``, up to seq ``upto``), capped.
+
+    docs/timeline-live.md §6: exactly the events ``events_page`` would show on a walk to the first
+    event. Visibility is decided once per visibility key, never per event; each visible key's
+    events are counted through the (key, type, seq) index and the count stops at ``cap + 1``, so it
+    costs the keys plus at most the cap, whatever the log holds.
+    """
+    keys = EventVisibilityKey.objects.order_by("id")
+    if filters.identity:
+        keys = keys.filter(identity=filters.identity)
+    visible = [pk for pk, *key in keys.values_list("id", "identity", "scope_kind", "scope_key")
+               if key_visible(access, tuple(key))]
+    events = TimelineEvent.objects.order_by()  # a count needs no order: the index's own is the cheapest
+    if filters.event_type:
+        events = events.filter(event_type=filters.event_type)
+    if before is not None:
+        events = events.filter(seq__lt=before)
+    if upto is not None:
+        events = events.filter(seq__lte=upto)
+    total = 0
+    for start in range(0, len(visible), COUNT_KEY_CHUNK):
+        chunk = visible[start : start + COUNT_KEY_CHUNK]
+        total += events.filter(visibility_key_id__in=chunk)[: cap + 1 - total].count()
+        if total > cap:
+            break
+    return Count(total, cap)
+
+
+@dataclass(frozen=True)
+class PageCount:
+    """The count shown beside a page of events, and which of them the page shows."""
+
+    count: Count
+    first: int | None  # the position of the page's first row; None when the count was capped before it
+    shown: int
+
+    @property
+    def last(self) -> int | None:
+        return None if self.first is None else self.first + self.shown - 1
+
+
+def events_page_count(*, access: Access, filters: EventFilter, before: int | None, newest_seq: int | None,
+                      shown: int) -> PageCount | None:
+    """The count beside a page of ``shown`` events (docs/timeline-live.md §6), or None when it
+    could not be right.
+
+    The newest page counts up to its frontier ``newest_seq``: the socket replays what follows, and
+    the page adds those to the count as they arrive. An older page counts every event and places
+    itself by how many lie below ``before``. A count short of the rows shown (events stored without
+    a key during an upgrade) is no count at all.
+    """
+    if before is None:
+        counted = PageCount(events_count(access=access, filters=filters, upto=newest_seq), 1, shown)
+    else:
+        total = events_count(access=access, filters=filters)
+        if total.capped:
+            return PageCount(total, None, shown)
+        below = events_count(access=access, filters=filters, before=before)
+        counted = PageCount(total, total.value - below.value + 1, shown)
+    if not counted.count.capped and (counted.first < 1 or (counted.last or 0) > counted.count.value):
+        return None
+    return counted

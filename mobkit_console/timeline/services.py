@@ -5,17 +5,19 @@ from __future__ import annotations
 import datetime
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .ingest import IncomingEvent
-from .models import TimelineEvent
+from .models import EventVisibilityKey, TimelineEvent, key_digest
+from .visibility import VisibilityKey, visibility_key
 
 TIMELINE_GROUP = "memory-timeline"
 EVENTS_MESSAGE_TYPE = "timeline.events"
@@ -39,6 +41,7 @@ def events_store(*, events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
 def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
     source_ids = [e.source_event_id for e in events if e.source_event_id is not None]
     known = {row.source_event_id: row for row in TimelineEvent.objects.filter(source_event_id__in=source_ids)}
+    keys = visibility_key_ids(visibility_key(e.identity, e.data) for e in events if e.source_event_id not in known)
     out: list[TimelineEvent] = []
     for event in events:
         existing = known.get(event.source_event_id) if event.source_event_id is not None else None
@@ -50,12 +53,36 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
                 timestamp_ms=event.timestamp_ms,
                 interaction_id=event.interaction_id,
                 data=event.data,
+                visibility_key_id=keys[visibility_key(event.identity, event.data)],
             )
             existing.is_new = True
             if event.source_event_id is not None:
                 known[event.source_event_id] = existing  # the same id twice in one batch: one row
         out.append(existing)
     return out
+
+
+def visibility_key_ids(
+    keys: Iterable[VisibilityKey], *, model: type[EventVisibilityKey] = EventVisibilityKey
+) -> dict[VisibilityKey, int]:
+    """The row id of each key, created if new and marked used now (docs/timeline-live.md §6).
+
+    One upsert: a key the prune is about to drop is either kept (the update moved its
+    ``last_used_ms`` past the prune's cutoff) or made again, so a stored event never points at a
+    dropped key. Rows go in digest order, so two concurrent stores lock them in the same order.
+    ``model`` is the migration's historical model when it backfills the keys of older events.
+    """
+    wanted = {key_digest(key): key for key in keys}
+    if not wanted:
+        return {}
+    now_ms = int(time.time() * 1000)
+    model.objects.bulk_create(
+        [model(digest=digest, identity=key[0], scope_kind=key[1], scope_key=key[2], last_used_ms=now_ms)
+         for digest, key in sorted(wanted.items())],
+        update_conflicts=True, unique_fields=["digest"], update_fields=["last_used_ms"],
+    )
+    ids = model.objects.filter(digest__in=list(wanted)).values_list("digest", "id")
+    return {wanted[digest]: pk for digest, pk in ids}
 
 
 def new_events(rows: Sequence[TimelineEvent]) -> list[TimelineEvent]:
@@ -82,7 +109,21 @@ def events_prune() -> int:
         # Sequence numbers are dense (gaps only from rolled-back inserts), so this keeps about
         # max_events rows with one indexed range delete.
         deleted += TimelineEvent.objects.filter(seq__lte=latest - max_events).delete()[0]
+    _prune_visibility_keys()
     return deleted
+
+
+# A key is dropped only after this long unused, far longer than any store's transaction: a store
+# that has just marked it used is never the one to lose it (see visibility_key_ids).
+KEY_IDLE_MS = 3_600_000
+
+
+def _prune_visibility_keys() -> None:
+    """Drop the keys no event in the log has any more (docs/timeline-live.md §6), so the count's
+    per-key decisions follow the log's size, not its history."""
+    idle_before = int(time.time() * 1000) - KEY_IDLE_MS
+    in_use = TimelineEvent.objects.filter(visibility_key=OuterRef("pk"))
+    EventVisibilityKey.objects.filter(last_used_ms__lt=idle_before).filter(~Exists(in_use)).delete()
 
 
 _PRUNE_EVERY_S = 5.0
@@ -106,13 +147,13 @@ def envelope_json(envelope: dict[str, Any]) -> str:
 def live_event(row: TimelineEvent) -> dict[str, Any]:
     """One event as the group message carries it: what a stream filters on, and the envelope
     serialized once for every stream of every process (flat strings, cheap for the layer to copy)."""
-    scope_kind, scope_key = row.data.get("scope_kind"), row.data.get("scope_key")
+    _, scope_kind, scope_key = visibility_key(row.identity, row.data)
     return {
         "seq": row.seq,
         "identity": row.identity,
         "event_type": row.event_type,
-        "scope_kind": scope_kind if isinstance(scope_kind, str) else None,
-        "scope_key": scope_key if isinstance(scope_key, str) else None,
+        "scope_kind": scope_kind,
+        "scope_key": scope_key,
         "envelope": envelope_json(row.envelope()),
     }
 

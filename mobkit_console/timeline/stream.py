@@ -16,7 +16,7 @@ from mobkit_console.access.caller import Access, access_for_subject
 
 from .events import EVENT_TYPES
 from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
-from .visibility import event_visible, visible_to
+from .visibility import VisibilityKey, event_visible, key_visible
 
 # Re-read the caller's grants this often, so an access.toml edit reaches open streams well within
 # the contract's 5 s (the config file itself is re-checked about once a second).
@@ -49,10 +49,10 @@ class Subscription:
         self.filters = filters
         self._access = access_for_subject(subject)
         self._access_at = time.monotonic()
-        # Decisions of visible_to under self._access, by (identity, scope_kind, scope_key): a
-        # stream carries few distinct keys, and evaluating the rules per frame was per-stream work.
+        # Decisions of key_visible under self._access, by visibility key: a stream carries few
+        # distinct keys, and evaluating the rules per frame was per-stream work.
         # Dropped whenever the Access is re-read, so a revocation still lands within a second.
-        self._visible: dict[tuple[str, str | None, str | None], bool] = {}
+        self._visible: dict[VisibilityKey, bool] = {}
         # Live events at or below this were sent by the replay. Nothing else is skipped: two
         # processes may store 11 and 10 and send them in that order, and both must arrive.
         self.replayed_upto = 0
@@ -78,7 +78,7 @@ class Subscription:
         access = self.access()
         visible = self._visible.get(key)
         if visible is None:
-            visible = self._visible[key] = visible_to(access, identity=key[0], scope_kind=key[1], scope_key=key[2])
+            visible = self._visible[key] = key_visible(access, key)
         return visible
 
     async def replay(self, after: str) -> AsyncIterator[dict[str, Any]]:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from memory_panel.errors import InvalidParams
-from memory_panel.views.render import panel_view, render_page
+from memory_panel.views.render import panel_view, render_page, wants_fragment
 from mobkit_console.access.caller import Access, subject_for_user
 from mobkit_console.shell import memory_nav
 
@@ -21,7 +21,7 @@ from .events import EVENT_TYPES
 from .fanout import process_fanout
 from .models import EVENT_ID_PREFIX
 from .presentation import event_row
-from .selectors import START_OF_LOG, events_page, latest_event_id, parse_event_id
+from .selectors import START_OF_LOG, EventPage, events_page, events_page_count, latest_event_id, parse_event_id
 from .services import envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
@@ -42,6 +42,11 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
     context = {
         "rows": [event_row(envelope) for envelope in page.events],
+        # "Load older" over htmx appends rows to a page that already shows the count (timeline.js keeps it).
+        "count": None if wants_fragment(request) else events_page_count(
+            access=access, filters=filters, before=before, newest_seq=_frontier(latest, page),
+            shown=len(page.events),
+        ),
         "filters": filters,
         "filtered": bool(query),
         "older_url": f"?{urlencode({**query, 'before': page.older})}" if page.older else None,
@@ -55,6 +60,13 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
         "memory_nav": memory_nav(access),
     }
     return render_page(request, "timeline/page.html", "timeline/_older.html", context)
+
+
+def _frontier(latest: str | None, page: EventPage) -> int | None:
+    """The newest event the page accounts for: the socket replays only what is after it."""
+    newest = page.events[0]["event_id"] if page.events else None
+    seqs = [parse_event_id(event_id) for event_id in (latest, newest) if event_id]
+    return max((seq for seq in seqs if seq is not None), default=None)
 
 
 def _before(raw: str) -> int | None:

@@ -81,6 +81,28 @@
     window.addEventListener("offline", function () { if (state !== "ended") show("offline"); });
   }
 
+  // The count above the list (docs/timeline-live.md §6). The server counted the events up to the
+  // page's newest one; each live event after it adds one, and rows from "load older" widen the
+  // range shown. Formatted as the server formats it ("1–50 of 1,284 events", "more than 10,000").
+  function counter(list) {
+    var node = document.getElementById("timeline-count");
+    if (!node) return function () {};
+    var first = parseInt(node.getAttribute("data-first"), 10); // NaN: an older page past the cap
+    var total = parseInt(node.getAttribute("data-total"), 10);
+    var cap = parseInt(node.getAttribute("data-cap"), 10);
+    function number(n) { return n.toLocaleString("en-US"); }
+    return function (fresh) {
+      var shown = list.children.length;
+      total += fresh;
+      if (!shown) return;
+      var all = total > cap ? "more than " + number(cap) : number(total);
+      node.textContent = isNaN(first)
+        ? number(shown) + " older event" + (shown === 1 ? "" : "s") + " of " + all
+        : number(first) + "–" + number(first + shown - 1) + " of " + all + (total === 1 ? " event" : " events");
+      node.hidden = false;
+    };
+  }
+
   function init() {
     var root = document.getElementById("timeline");
     var list = document.getElementById("timeline-events");
@@ -88,8 +110,13 @@
     var count = document.getElementById("timeline-jump-count");
     if (!root || !list || !jump || !count) return;
     setInterval(function () { refreshTimes(list); }, 30000);
+    var recount = counter(list);
     var socketUrl = root.getAttribute("data-socket-url");
-    if (!socketUrl) return; // an older page: history, not live
+    if (!socketUrl) {
+      // An older page: history, not live; "load older" still widens the range shown.
+      root.addEventListener("htmx:afterSettle", function () { recount(0); });
+      return;
+    }
 
     connectionIndicator(root);
     // Back off to at most a few seconds, so a restarted server is found again promptly.
@@ -130,13 +157,18 @@
     }
 
     function absorb() {
+      var arrived = 0;
+      // One frame prepends several rows, newest on top: judge them all against the newest event
+      // shown before the frame, not against each other.
+      var newestBefore = lastSeq;
       Array.prototype.forEach.call(list.querySelectorAll("li:not([data-seen])"), function (item) {
         if (document.querySelectorAll('[id="' + item.id + '"]').length > 1) {
           item.remove(); // a replayed event the page already shows
           return;
         }
         // Rows from "load older" sit below the newest; only events past it are new.
-        var fresh = seqOf(item.id) > lastSeq;
+        var fresh = seqOf(item.id) > newestBefore;
+        if (fresh) arrived += 1;
         markSeen(item);
         refreshTimes(item);
         if (fresh && readerAway()) {
@@ -148,6 +180,7 @@
       if (empty && list.children.length) empty.remove();
       count.textContent = String(pending);
       jump.hidden = pending === 0;
+      recount(arrived);
     }
 
     root.addEventListener("htmx:wsAfterMessage", absorb);

@@ -64,9 +64,10 @@ def test_knowledge_for_an_identity(agent_memory_dir, user_with_password, browser
     page = browser.page
     browser.sign_in(username, "/console/memory/knowledge/")
 
-    page.get_by_label("Identity", exact=True).select_option("identity:luka")
+    page.get_by_label("Identity", exact=True).fill("luka")  # docs/search.md §8: read as identity:luka
     page.get_by_role("button", name="Show").click()
-    page.wait_for_url("**identity=identity%3Aluka**")
+    page.wait_for_url("**identity=luka**")
+    assert "identity:luka" in page.locator("#knowledge-heading").inner_text()
     assert page.locator('[data-part="identity"] strong').inner_text() == "24"
     assert page.locator("[data-gauge]").count() == 3
     assert page.locator("tr[data-injection]").count() == 2

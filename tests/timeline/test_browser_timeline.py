@@ -1,5 +1,5 @@
 """The timeline page in Chromium against a real daphne (live_server speaks no WebSocket): an event
-ingested after the page loaded appears without a reload, and its link opens the record."""
+ingested after the page loaded appears without a reload and joins the count, and its link opens the record."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
             page.click("button[type=submit]")
         socket = socket_info.value
         expect(page.locator("#timeline-events > li")).to_have_count(40)
+        expect(page.locator("#timeline-count")).to_have_text("1–40 of 40 events")
 
         # Scrolled down: a new event is held back behind "1 new — jump to live".
         page.mouse.wheel(0, 3000)
@@ -65,6 +66,7 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
                                token)["event_ids"][0]
         expect(page.locator("#timeline-jump")).to_be_visible()
         expect(page.locator("#timeline-jump-count")).to_have_text("1")
+        expect(page.locator("#timeline-count")).to_have_text("1–41 of 41 events")  # counted, though held
         expect(page.locator(f'[id="{held}"]')).to_be_hidden()
         page.click("#timeline-jump")
         expect(page.locator(f'[id="{held}"]')).to_be_visible()
@@ -77,6 +79,11 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
         item = page.locator(f'[id="{live}"]')
         expect(item).to_be_visible(timeout=5000)
         expect(page.locator("#timeline-events > li").first).to_have_id(live)
+        expect(page.locator("#timeline-count")).to_have_text("1–42 of 42 events")
+        # Several events in one frame each count once.
+        post_events(server, [_event("memory.harvest.completed", promoted=n, tombstoned=0) for n in range(3)], token)
+        expect(page.locator("#timeline-count")).to_have_text("1–45 of 45 events")
+        expect(page.locator("#timeline-events > li")).to_have_count(45)
         item.get_by_role("link", name="Open record").click()
         page.wait_for_url(f"**/console/memory/records/{record_id}/?realm=default")
         expect(page.get_by_text("Prefers aisle seats").first).to_be_visible()

@@ -14,6 +14,7 @@ from django.test import Client
 from mobkit_console.timeline import selectors
 from mobkit_console.timeline.ingest import IncomingEvent
 from mobkit_console.timeline.services import events_store
+from tests.support.html import timeline_event_ids, timeline_older_href
 
 pytestmark = pytest.mark.django_db
 
@@ -31,25 +32,16 @@ def _store(count: int, *, identity: str = "identity:luka", timestamp_ms: int = 1
     return [row.event_id for row in rows]
 
 
-def _shown(html: str) -> list[str]:
-    return re.findall(r'<li id="(console-evt-\d+)"', html)
-
-
-def _older_link(html: str) -> str | None:
-    match = re.search(r'<a class="button" href="([^"]+)" hx-get="[^"]+"[^>]*>Load older events</a>', html)
-    return match.group(1).replace("&amp;", "&") if match else None
-
-
 @pytest.mark.parametrize("htmx", [False, True], ids=["plain links", "htmx fragments"])
 def test_load_older_walks_every_event_once_down_to_the_first(reader, monkeypatch, htmx):
     monkeypatch.setattr(selectors.events_page, "__kwdefaults__", {"before": None, "limit": 7})
     ids = _store(23)
 
     html = reader.get("/console/timeline/").content.decode()
-    seen = _shown(html)
+    seen = timeline_event_ids(html)
     headers = {"HX-Request": "true"} if htmx else {}
     for _ in range(10):  # an infinite-loop guard: 23 events are 4 pages of 7
-        link = _older_link(html)
+        link = timeline_older_href(html)
         if link is None:
             break
         response = reader.get(f"/console/timeline/{link}", headers=headers)
@@ -59,7 +51,7 @@ def test_load_older_walks_every_event_once_down_to_the_first(reader, monkeypatch
             assert "<html" not in html
         else:
             assert "Back to the newest events" in html and "ws-connect" not in html  # history, not live
-        seen += _shown(html)
+        seen += timeline_event_ids(html)
     assert seen == list(reversed(ids))
     assert "This is the first event the log holds." in html
 
@@ -67,10 +59,10 @@ def test_load_older_walks_every_event_once_down_to_the_first(reader, monkeypatch
 def test_new_events_do_not_shift_an_older_page(reader, monkeypatch):
     monkeypatch.setattr(selectors.events_page, "__kwdefaults__", {"before": None, "limit": 5})
     ids = _store(12)
-    link = _older_link(reader.get("/console/timeline/").content.decode())
+    link = timeline_older_href(reader.get("/console/timeline/").content.decode())
     _store(3)  # arrive while the reader looks at the first page
 
-    assert _shown(reader.get(f"/console/timeline/{link}").content.decode()) == list(reversed(ids))[5:10]
+    assert timeline_event_ids(reader.get(f"/console/timeline/{link}").content.decode()) == list(reversed(ids))[5:10]
 
 
 def test_older_pages_keep_the_filters(reader, monkeypatch):
@@ -78,9 +70,9 @@ def test_older_pages_keep_the_filters(reader, monkeypatch):
     luka = _store(5)
     _store(5, identity="identity:mira")
 
-    link = _older_link(reader.get("/console/timeline/", {"identity": "identity:luka"}).content.decode())
+    link = timeline_older_href(reader.get("/console/timeline/", {"identity": "identity:luka"}).content.decode())
     assert "identity=identity%3Aluka" in link
-    assert _shown(reader.get(f"/console/timeline/{link}").content.decode()) == [luka[2], luka[1]]
+    assert timeline_event_ids(reader.get(f"/console/timeline/{link}").content.decode()) == [luka[2], luka[1]]
 
 
 @pytest.mark.parametrize("before", ["yesterday", "console-evt-", "42"])
@@ -113,7 +105,7 @@ def test_the_page_works_without_javascript(reader):
     html = reader.get("/console/timeline/").content.decode()
     # The rows are in the page itself; filters are a plain GET form; the live indicator stays hidden
     # until timeline.js shows it, so a page without JavaScript never claims to be live.
-    assert len(_shown(html)) == 2
+    assert len(timeline_event_ids(html)) == 2
     assert '<form class="timeline-filters" method="get" action="/console/timeline/">' in html
     assert re.search(r'<p id="timeline-connection"[^>]* hidden>', html)
     assert "<script>" not in html and "style=" not in html
