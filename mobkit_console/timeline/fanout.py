@@ -31,7 +31,7 @@ logger = logging.getLogger("mobkit_console.timeline")
 # How long the fan-out gathers events before sending them: short beside the 100 ms delivery target,
 # long enough that a burst costs one write per stream, not one per event. An event arriving after
 # a quiet tick goes out at once.
-TICK_S = 0.02
+TICK_S = 0.05
 # Writing a frame to a socket costs tens of microseconds (Twisted, autobahn): a tick to a thousand
 # sockets yields to the loop this often, so requests are not held up for the whole tick.
 YIELD_EVERY = 100

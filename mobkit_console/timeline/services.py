@@ -43,10 +43,11 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
     known = {row.source_event_id: row for row in TimelineEvent.objects.filter(source_event_id__in=source_ids)}
     keys = visibility_key_ids(visibility_key(e.identity, e.data) for e in events if e.source_event_id not in known)
     out: list[TimelineEvent] = []
+    fresh: list[TimelineEvent] = []
     for event in events:
         existing = known.get(event.source_event_id) if event.source_event_id is not None else None
         if existing is None:
-            existing = TimelineEvent.objects.create(
+            existing = TimelineEvent(
                 source_event_id=event.source_event_id,
                 identity=event.identity,
                 event_type=event.event_type,
@@ -56,9 +57,12 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
                 visibility_key_id=keys[visibility_key(event.identity, event.data)],
             )
             existing.is_new = True
+            fresh.append(existing)
             if event.source_event_id is not None:
                 known[event.source_event_id] = existing  # the same id twice in one batch: one row
         out.append(existing)
+    # One INSERT for the batch; SQLite (3.35+) and PostgreSQL hand back each row's seq, in order.
+    TimelineEvent.objects.bulk_create(fresh)
     return out
 
 
@@ -76,13 +80,13 @@ def visibility_key_ids(
     if not wanted:
         return {}
     now_ms = int(time.time() * 1000)
-    model.objects.bulk_create(
+    rows = model.objects.bulk_create(
         [model(digest=digest, identity=key[0], scope_kind=key[1], scope_key=key[2], last_used_ms=now_ms)
          for digest, key in sorted(wanted.items())],
         update_conflicts=True, unique_fields=["digest"], update_fields=["last_used_ms"],
     )
-    ids = model.objects.filter(digest__in=list(wanted)).values_list("digest", "id")
-    return {wanted[digest]: pk for digest, pk in ids}
+    # SQLite and PostgreSQL return the id of an updated row too (RETURNING after ON CONFLICT).
+    return {wanted[row.digest]: row.pk for row in rows}
 
 
 def new_events(rows: Sequence[TimelineEvent]) -> list[TimelineEvent]:
