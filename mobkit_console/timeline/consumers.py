@@ -44,6 +44,15 @@ class IngestConsumer(AsyncHttpConsumer):
         super().__init__(*args, **kwargs)
         self.received = 0
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes stale database connections in a worker thread before every handler; the
+        # push's only database work runs in database_sync_to_async, which does that itself, so the
+        # body skips that extra thread hop.
+        if message["type"] == "http.request":
+            await self.http_request(message)
+        else:
+            await super().dispatch(message)
+
     async def http_request(self, message: dict[str, Any]) -> None:
         # Refuse an oversized body as it arrives, before it is all held in memory.
         self.received += len(message.get("body", b""))

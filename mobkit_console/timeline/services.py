@@ -40,7 +40,8 @@ def events_store(*, events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
 
 def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
     source_ids = [e.source_event_id for e in events if e.source_event_id is not None]
-    known = {row.source_event_id: row for row in TimelineEvent.objects.filter(source_event_id__in=source_ids)}
+    known = {row.source_event_id: row for row in TimelineEvent.objects.filter(source_event_id__in=source_ids)} \
+        if source_ids else {}
     keys = visibility_key_ids(visibility_key(e.identity, e.data) for e in events if e.source_event_id not in known)
     out: list[TimelineEvent] = []
     fresh: list[TimelineEvent] = []
