@@ -1,7 +1,8 @@
 """Timeline fan-out benchmark: N sockets, events ingested at R per second for S seconds.
 
 Measures, per channel layer, the delivery latency (from just before the ingest POST to the frame
-arriving at a socket: store, broadcast and send included) and the loss (frames that never arrived).
+arriving at a socket: store, broadcast and send included), the loss (frames that never arrived),
+duplicates, and the server processes' CPU time per event.
 
     .venv/bin/python bench/timeline_fanout.py                      # 100 sockets, 200/s, 30 s, all layers
     .venv/bin/python bench/timeline_fanout.py --layers memory --seconds 5
