@@ -38,6 +38,7 @@ YIELD_EVERY = 100
 # The in-memory layer forgets a group member after a day (its group_expiry); renewing the membership
 # hourly keeps a long-lived process subscribed.
 REJOIN_EVERY_S = 3600.0
+RETRY_AFTER_S = 1.0
 
 
 class Stream(Protocol):
@@ -101,7 +102,7 @@ class Fanout:
         self._layer = get_channel_layer()
         self._channel = await self._layer.new_channel()
         await self._layer.group_add(TIMELINE_GROUP, self._channel)
-        self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._deliver())]
+        self._tasks = [asyncio.create_task(job()) for job in (self._receive, self._deliver, self._keep_membership)]
 
     async def _stop(self) -> None:
         for task in self._tasks:
@@ -111,16 +112,24 @@ class Fanout:
         await self._layer.group_discard(TIMELINE_GROUP, self._channel)
 
     async def _receive(self) -> None:
-        loop = asyncio.get_running_loop()
-        joined_at = loop.time()
         while True:
-            message = await self._layer.receive(self._channel)
+            try:
+                message = await self._layer.receive(self._channel)
+            except Exception:  # noqa: BLE001 - a layer hiccup (Redis restarting) must not end live delivery
+                logger.exception("timeline fan-out: receiving from the channel layer failed; retrying")
+                await asyncio.sleep(RETRY_AFTER_S)
+                continue
             if message.get("type") == EVENTS_MESSAGE_TYPE:
                 self._pending.extend(message["events"])
                 self._arrived.set()
-            if loop.time() - joined_at >= REJOIN_EVERY_S:
-                joined_at = loop.time()
+
+    async def _keep_membership(self) -> None:
+        while True:
+            await asyncio.sleep(REJOIN_EVERY_S)
+            try:
                 await self._layer.group_add(TIMELINE_GROUP, self._channel)
+            except Exception:  # noqa: BLE001 - tried again at the next renewal, long before expiry
+                logger.exception("timeline fan-out: renewing the group membership failed")
 
     async def _deliver(self) -> None:
         loop = asyncio.get_running_loop()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from channels.layers import get_channel_layer
 
+from mobkit_console.timeline import fanout
 from tests.support.postures import TIMELINE_AUDIENCE
 from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 from tests.timeline.audience import VISIBILITY_EVENTS, VISIBLE_TO
@@ -77,3 +79,17 @@ async def test_sockets_of_different_callers_open_at_once_each_get_only_their_own
         received = [names[event_id] for event_id in _event_ids(await receive_events(sockets[subject]))]
         assert sorted(received) == sorted(expected), subject
         await sockets[subject].disconnect()
+
+
+async def test_a_process_stays_subscribed_past_the_layers_group_expiry(ingest_token, monkeypatch):
+    # The in-memory layer drops a group member after group_expiry (a day by default); shrink both
+    # that and the renewal period so the socket outlives several expiries within the test.
+    monkeypatch.setattr(get_channel_layer(), "group_expiry", 1)
+    monkeypatch.setattr(fanout, "REJOIN_EVERY_S", 0.3)
+    socket = await open_socket(EVENTS_PATH, token=await token_for("admin@example.test"))
+    await asyncio.sleep(2.5)
+
+    _, body = await ingest(envelope(run_id="after-expiry"))
+
+    assert _event_ids(await receive_events(socket)) == body["event_ids"]
+    await socket.disconnect()
