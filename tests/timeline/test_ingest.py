@@ -6,7 +6,9 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.testing import HttpCommunicator
 
+from mobkit_console.asgi import console_application
 from mobkit_console.timeline.models import TimelineEvent
 from tests.support.sockets import envelope, ingest, ingest_raw, open_socket, receive_events, token_for
 
@@ -127,6 +129,18 @@ async def test_malformed_body_is_refused_with_clear_message(ingest_token, raw, m
     assert status == 400
     assert answer["message"].startswith(message)
     assert await stored_count() == 0
+
+
+async def test_a_refusal_quoting_the_body_is_json_a_browser_will_not_sniff(ingest_token):
+    raw = b'[{"identity": "<script>alert(1)</script>"}]'
+    communicator = HttpCommunicator(console_application, "POST", "/console/events", body=raw,
+                                    headers=[(b"authorization", f"Bearer {ingest_token}".encode())])
+    response = await communicator.get_response()
+
+    assert response["status"] == 400
+    headers = {name.lower(): value for name, value in response["headers"]}
+    assert headers[b"content-type"] == b"application/json"
+    assert headers[b"x-content-type-options"] == b"nosniff"
 
 
 async def test_only_post_is_ingest(ingest_token):
