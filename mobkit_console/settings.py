@@ -100,7 +100,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # The console's two sync-only middlewares come last: Django then runs every middleware above in
     # one worker-thread pass, where placed between async-capable ones each of those would cost its
-    # own thread hop under ASGI (measured: about a tenth of an ingest request's CPU). Order is safe:
+    # own thread hop under ASGI (measured on a bare request through the chain, back when ingest was
+    # a view: about a tenth of its CPU). Order is safe:
     # the bearer user replaces the session's after AuthenticationMiddleware, and CSRF reads its flag
     # in process_view, which runs after every __call__.
     "mobkit_console.accounts.middleware.BearerTokenMiddleware",

@@ -42,9 +42,8 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
     source_ids = [e.source_event_id for e in events if e.source_event_id is not None]
     known = {row.source_event_id: row for row in TimelineEvent.objects.filter(source_event_id__in=source_ids)} \
         if source_ids else {}
-    keys = visibility_key_ids(visibility_key(e.identity, e.data) for e in events if e.source_event_id not in known)
     out: list[TimelineEvent] = []
-    fresh: list[TimelineEvent] = []
+    fresh: list[tuple[TimelineEvent, VisibilityKey]] = []
     for event in events:
         existing = known.get(event.source_event_id) if event.source_event_id is not None else None
         if existing is None:
@@ -55,15 +54,17 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
                 timestamp_ms=event.timestamp_ms,
                 interaction_id=event.interaction_id,
                 data=event.data,
-                visibility_key_id=keys[visibility_key(event.identity, event.data)],
             )
             existing.is_new = True
-            fresh.append(existing)
+            fresh.append((existing, visibility_key(event.identity, event.data)))
             if event.source_event_id is not None:
                 known[event.source_event_id] = existing  # the same id twice in one batch: one row
         out.append(existing)
+    key_ids = visibility_key_ids(key for _, key in fresh)
+    for row, key in fresh:
+        row.visibility_key_id = key_ids[key]
     # One INSERT for the batch; SQLite (3.35+) and PostgreSQL hand back each row's seq, in order.
-    TimelineEvent.objects.bulk_create(fresh)
+    TimelineEvent.objects.bulk_create([row for row, _ in fresh])
     return out
 
 
