@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors import knowledge
@@ -33,7 +35,7 @@ def knowledge_page(request: HttpRequest, access: Access) -> HttpResponse:
         "realm": realm,
         "lens": lens,
         "identity": identity,
-        "known_identities": known_identities(access=access, realm=realm),
+        "known_identities": partial(known_identities, access=access, realm=realm),  # read if the form renders
         # What was typed, else the identity shown when none was asked for (the first one readable).
         "identity_typed": typed or (lens.data.identity if lens.data else None),
     }

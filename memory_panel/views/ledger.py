@@ -7,6 +7,8 @@ is the page's error box with its HTTP status (``memory_panel/views/render.py``),
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -66,7 +68,7 @@ def recall(request: HttpRequest, access: Access) -> HttpResponse:
         "form": given,
         "realm": realm,
         "identity": identity,
-        "known_identities": known_identities(access=access, realm=realm),
+        "known_identities": partial(known_identities, access=access, realm=realm),  # read if the form renders
     }
     status = 200
     if identity.identity is not None:

@@ -185,7 +185,9 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "continued": cursor is not None,
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "identity": asked.identity,
-        "known_identities": known_identities(access=access, realm=realm),
+        # A callable, so the template reads the suggestions only when it renders the field: a
+        # "load more" or filter fragment has no field and costs no look at the realms' scopes.
+        "known_identities": partial(known_identities, access=access, realm=realm),
         "sort": sort,
         "grouped": grouped,
         "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
