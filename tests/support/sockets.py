@@ -34,13 +34,18 @@ async def ingest(body: Any, *, token: str = INGEST_TOKEN) -> tuple[int, dict[str
 
 
 async def ingest_raw(raw: bytes, *, token: str | None = INGEST_TOKEN, method: str = "POST") -> tuple[int, dict[str, Any]]:
-    """``POST /console/events`` through the real ASGI app (ingest is a Channels consumer, not a view)."""
+    response = await ingest_response(raw, token=token, method=method)
+    return response["status"], json.loads(response["body"])
+
+
+async def ingest_response(raw: bytes, *, token: str | None = INGEST_TOKEN, method: str = "POST") -> dict[str, Any]:
+    """``POST /console/events`` through the real ASGI app (ingest is a Channels consumer, not a view):
+    the ASGI response, ``status``, ``headers`` and ``body``."""
     headers = [(b"content-type", b"application/json")]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode("latin-1")))
     communicator = HttpCommunicator(application, method, "/console/events", body=raw, headers=headers)
-    response = await communicator.get_response(timeout=30)
-    return response["status"], json.loads(response["body"])
+    return await communicator.get_response(timeout=30)
 
 
 def envelope(identity: str = "_system", event_type: str = "memory.dream.started", /, **data: Any) -> dict[str, Any]:

@@ -12,6 +12,8 @@ import pytest
 from channels.layers import get_channel_layer
 
 from mobkit_console.timeline import fanout
+from mobkit_console.timeline.selectors import EventFilter
+from mobkit_console.timeline.stream import Subscription
 from tests.support.postures import TIMELINE_AUDIENCE
 from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
 from tests.timeline.audience import VISIBILITY_EVENTS, VISIBLE_TO
@@ -93,3 +95,32 @@ async def test_a_process_stays_subscribed_past_the_layers_group_expiry(ingest_to
 
     assert _event_ids(await receive_events(socket)) == body["event_ids"]
     await socket.disconnect()
+
+
+class _Unwritable:
+    """A stream whose client is gone mid-write (the fan-out's Stream shape; no transport behind it)."""
+
+    frame_kind = "unwritable"
+
+    def __init__(self) -> None:
+        self.subscription = Subscription("admin@example.test", EventFilter())
+
+    def frames(self, events: list[dict]) -> tuple[str, ...]:
+        return ("frame",)
+
+    async def send_frames(self, frames: tuple[str, ...]) -> None:
+        raise ConnectionResetError("the client went away")
+
+
+async def test_a_stream_that_cannot_be_written_does_not_keep_the_event_from_the_others(ingest_token):
+    process = fanout.process_fanout()
+    gone = _Unwritable()
+    await process.join(gone)  # joined first, so it is written to first
+    await process.go_live(gone)
+    socket = await open_socket(EVENTS_PATH, token=await token_for("admin@example.test"))
+
+    _, body = await ingest(envelope(run_id="after-a-broken-stream"))
+
+    assert _event_ids(await receive_events(socket)) == body["event_ids"]
+    await socket.disconnect()
+    await process.leave(gone)

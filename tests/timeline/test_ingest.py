@@ -6,11 +6,17 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import HttpCommunicator
 
-from mobkit_console.asgi import console_application
 from mobkit_console.timeline.models import TimelineEvent
-from tests.support.sockets import envelope, ingest, ingest_raw, open_socket, receive_events, token_for
+from tests.support.sockets import (
+    envelope,
+    ingest,
+    ingest_raw,
+    ingest_response,
+    open_socket,
+    receive_events,
+    token_for,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -132,10 +138,7 @@ async def test_malformed_body_is_refused_with_clear_message(ingest_token, raw, m
 
 
 async def test_a_refusal_quoting_the_body_is_json_a_browser_will_not_sniff(ingest_token):
-    raw = b'[{"identity": "<script>alert(1)</script>"}]'
-    communicator = HttpCommunicator(console_application, "POST", "/console/events", body=raw,
-                                    headers=[(b"authorization", f"Bearer {ingest_token}".encode())])
-    response = await communicator.get_response()
+    response = await ingest_response(b'[{"identity": "<script>alert(1)</script>"}]', token=ingest_token)
 
     assert response["status"] == 400
     headers = {name.lower(): value for name, value in response["headers"]}
