@@ -53,7 +53,7 @@ def configure(state_dir: Path, *, direct: bool) -> None:
 
 def write_realm(records: int) -> float:
     """The realm through StoreWriter.bulk_apply; returns the seconds it took."""
-    from memory_panel.services.store_writer import APPLICATION, StoreWriter, create_op, identity_scope, new_record
+    from memory_panel.simulator.store_writer import APPLICATION, StoreWriter, create_op, identity_scope, new_record
 
     def ops():
         for i in range(records):

@@ -90,7 +90,7 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from mobkit_console.access.caller import access_for_subject
+    from access.caller import access_for_subject
     from mobkit_console.timeline.models import EventVisibilityKey, TimelineEvent
     from mobkit_console.timeline.selectors import EventFilter, events_count
     from mobkit_console.timeline.services import events_store
@@ -208,7 +208,7 @@ def main() -> None:
     from memory_panel.search_text import parse_query
     from memory_panel.selectors.counts import COUNT_CAP, record_count
     from memory_panel.wire.params import RecordFilter
-    from mobkit_console.access.caller import access_for_user
+    from access.caller import access_for_user
 
     access = access_for_user(User.objects.get(username="bench"))
     for label, filters, query in (

@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlencode
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from memory_panel.services.store_writer import (  # noqa: E402
+from memory_panel.simulator.store_writer import (  # noqa: E402
     APPLICATION,
     StoreWriter,
     create_op,

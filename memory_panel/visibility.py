@@ -15,7 +15,7 @@ from memory_panel.errors import AccessDenied
 
 if TYPE_CHECKING:
     from memory_panel.store.records import MemoryRecord
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 REVIEW = "memory.quarantine.review"
 AGENT_READ = "agent.memory.read"

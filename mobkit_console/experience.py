@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from mobkit_console.access.caller import access_for_user, access_status
+from access.caller import access_for_user, access_status
 from mobkit_console.shell import memory_nav
 
 

@@ -81,7 +81,7 @@ INSTALLED_APPS = [
     "csp",
     "channels",
     "mobkit_console.accounts",
-    "mobkit_console.access",
+    "access",
     "mobkit_console.rpc",
     "memory_panel",
     "mobkit_console.timeline",

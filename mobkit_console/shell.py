@@ -10,7 +10,7 @@ from memory_panel.store.realms import agent_memory_root, realm_names
 from memory_panel.views.realm_choice import session_realm
 from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
-from mobkit_console.access.caller import Access, access_for_user, subject_for_user
+from access.caller import Access, access_for_user, subject_for_user
 
 # URL name -> the tab it belongs to; a biography belongs to Records.
 _TABS = {

@@ -27,7 +27,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from memory_panel.services.demo import DemoSummary, seed_demo
+from memory_panel.simulator.demo import DemoSummary, seed_demo
 from memory_panel.store.realms import forget_realm_connections
 from tests.support.clients import local_part_user, signed_in_client, user_with_subject
 from tests.support.postures import BY_NAME, READER, USER, write_access_toml

@@ -15,7 +15,7 @@ from memory_panel.selectors.recall import parse_recall_request, recall_preview
 from memory_panel.visibility import may_read_ledger
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 def _never(access: Access) -> bool:

@@ -36,7 +36,7 @@ from memory_panel.wire.results import (
 )
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 PANEL = "mobkit/memory/panel/"
 

@@ -14,7 +14,7 @@ from memory_panel.wire.params import LISTS_DEFAULT_LIMIT, LISTS_MAX_LIMIT, parse
 from memory_panel.wire.results import search_result_json
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 def panel_search(params: dict[str, Any], *, access: Access) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from memory_panel.visibility import identity_visible, record_denial_action, reco
 from memory_panel.wire.params import CHAIN_MAX
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from memory_panel.visibility import require_record_list, require_review
 from memory_panel.wire.params import RecordFilter
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # Measured at 1,000,000 records (README, Benchmarks): counting to 10,000 costs a few ms.
 COUNT_CAP = 10_000

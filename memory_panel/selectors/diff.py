@@ -19,7 +19,7 @@ from memory_panel.store.rows import full_rows
 from memory_panel.visibility import record_denial_action, record_visible
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 DIFF_FIELDS = ("title", "body", "tags", "trust", "kind")
 _WORDS = re.compile(r"\s+|\S+")

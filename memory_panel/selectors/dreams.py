@@ -15,7 +15,7 @@ from memory_panel.store.rows import realm_rows
 from memory_panel.visibility import require_realm_history
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 DREAM_AUDIT_SCAN = 5000  # docs/store-format.md §5.4
 DREAM_MEMORY_IDS = 12

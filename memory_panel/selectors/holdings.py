@@ -14,7 +14,7 @@ from memory_panel.visibility import require_realm_history, scope_visible, sees_q
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 @dataclass(frozen=True)

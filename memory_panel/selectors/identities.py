@@ -16,7 +16,7 @@ from memory_panel.store.search_index import search_index
 from memory_panel.visibility import scope_checker
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 IDENTITY_PREFIX = "identity:"
 MAX_SUGGESTIONS = 500

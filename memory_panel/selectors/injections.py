@@ -12,7 +12,7 @@ from memory_panel.visibility import identity_visible, record_visible, require_re
 from memory_panel.wire.params import INJECTIONS_PER_RECORD
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 @dataclass(frozen=True)

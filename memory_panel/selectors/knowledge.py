@@ -31,7 +31,7 @@ from memory_panel.visibility import (
 )
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 SESSION_MAX_BYTES = 60 * 1024  # docs/runtime-surfaces.md §4.7: the budgeted per-turn session cap
 HISTORY_LIMIT = 50

@@ -20,7 +20,7 @@ from memory_panel.errors import BackendUnavailable, InvalidParams
 from memory_panel.visibility import require_ledger
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # docs/runtime-surfaces.md §1.1: the fixed store order; the names are labels only.
 SUPPORTED_STORES = ("knowledge_graph", "vector", "timeline", "todo", "top_of_mind")

@@ -9,7 +9,7 @@ from memory_panel.store.realms import agent_memory_root, decode_path_segment
 from memory_panel.visibility import scope_visible
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 def legacy_markdown_files(*, access: Access) -> list[LegacyFile]:

@@ -13,7 +13,7 @@ from memory_panel.visibility import identity_visible, require_realm_history, sco
 from memory_panel.wire.rust_debug import author_debug
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from memory_panel.store.rows import panel_realms, realm_cursor
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from memory_panel.store.rows import list_rows, panel_realms, realm_read, records
 from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # Rows read per round trip while filling the queue with rows the caller may see.
 FILL_BATCH_MIN = 64

@@ -12,7 +12,7 @@ from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.visibility import can_read_realm_history
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # Counting stops here (a capped count, as Datasette shows): the shell costs one bounded query per
 # realm however large a realm grows.

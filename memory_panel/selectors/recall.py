@@ -22,7 +22,7 @@ from memory_panel.visibility import require_identity_memory
 from memory_panel.wire.params import parse_limit, parse_realm
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 DEFAULT_MAX_ENTRIES = 8
 MAX_ENTRIES = 64

@@ -29,7 +29,7 @@ from memory_panel.visibility import (
 from memory_panel.wire.params import RecordFilter
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 INDEX_BATCH_MAX = 4096
 

@@ -30,7 +30,7 @@ from memory_panel.visibility import (
 from memory_panel.wire.params import RecordFilter
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # Rows read per round trip while filling a page with rows the caller may see.
 FILL_BATCH_MIN = 64

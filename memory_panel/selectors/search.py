@@ -32,7 +32,7 @@ from memory_panel.visibility import (
 from memory_panel.wire.params import RecordFilter
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # SQLite binds at most 32766 parameters; a scope list is two per scope.
 MAX_LISTED_SCOPES = 8000

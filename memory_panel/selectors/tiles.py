@@ -34,7 +34,7 @@ from memory_panel.visibility import (
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 TILE_IDS = ("echo-safety", "taint-wall", "lattice", "recall", "dreams", "store-floor")
 LABELS = {

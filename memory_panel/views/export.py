@@ -30,7 +30,7 @@ from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
 from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
 from memory_panel.wire.results import record_json, search_result_json
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 # Rows fetched per selector call: the largest records page, so memory stays at one page.
 EXPORT_BATCH = RECORDS_MAX_LIMIT

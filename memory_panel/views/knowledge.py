@@ -10,7 +10,7 @@ from memory_panel.selectors import knowledge
 from memory_panel.selectors.identities import identity_choice, known_identities
 from memory_panel.views.render import panel_view, render_page, section
 from memory_panel.views.realm_choice import chosen_realm
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 
 def _text_param(request: HttpRequest, name: str) -> str | None:

@@ -22,7 +22,7 @@ from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import http_status, panel_view, render_page
 from memory_panel.visibility import may_read_ledger
 from memory_panel.wire.params import query_uint
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 LEDGER_FILTERS = ("entity", "topic", "store", "query")
 

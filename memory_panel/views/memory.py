@@ -48,7 +48,7 @@ from memory_panel.wire.params import (
     record_filter,
 )
 from memory_panel.wire.results import record_json
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 # The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.

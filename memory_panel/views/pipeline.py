@@ -10,7 +10,7 @@ from memory_panel.views.memory import quarantine_context
 from memory_panel.views.render import panel_view, render_page, section
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.wire.params import LISTS_DEFAULT_LIMIT, LISTS_MAX_LIMIT, RECORDS_DEFAULT_LIMIT
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 
 @panel_view

@@ -23,7 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory_panel.errors import AccessDenied, InvalidParams, NotFound, PanelError, StoreFailed
 from memory_panel.store.realms import store_failed
 from memory_panel.store.rows import noting_skipped_realms, skipped_realms
-from mobkit_console.access.caller import access_for_user
+from access.caller import access_for_user
 
 # Most specific class first; any other domain error is the store's fault, never the caller's.
 HTTP_STATUS: tuple[tuple[type[PanelError], int], ...] = (

@@ -8,7 +8,7 @@ from memory_panel.errors import NotFound
 from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.views.render import panel_view, render_page
 from memory_panel.views.realm_choice import chosen_realm
-from mobkit_console.access.caller import Access
+from access.caller import Access
 
 # The evidence page lists this many records; the count above it is the full number.
 EVIDENCE_PAGE = 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mobkit_console.access.caller import Access, access_status
+from access.caller import Access, access_status
 from mobkit_console.rpc.registry import method_names_for, rpc_method
 
 

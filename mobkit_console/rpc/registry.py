@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from memory_panel.api.method import ApiMethod
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 Handler = Callable[..., dict[str, Any]]
 Advertised = Callable[["Access"], bool]

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from memory_panel.errors import PanelError
 from memory_panel.store.realms import store_failed
-from mobkit_console.access.caller import Access, access_for_user
+from access.caller import Access, access_for_user
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,

@@ -24,7 +24,7 @@ from channels.generic.http import AsyncHttpConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from mobkit_console.access.caller import subject_for_user
+from access.caller import subject_for_user
 
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body

@@ -11,7 +11,7 @@ from .models import EVENT_ID_PREFIX, EventVisibilityKey, TimelineEvent
 from .visibility import event_visible, key_visible
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 REPLAY_CHUNK = 500
 PAGE_LIMIT = 200

@@ -12,7 +12,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from mobkit_console.access.caller import Access, access_for_subject
+from access.caller import Access, access_for_subject
 
 from .events import EVENT_TYPES
 from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start

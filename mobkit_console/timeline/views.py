@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from memory_panel.errors import InvalidParams
 from memory_panel.views.render import panel_view, render_page, wants_fragment
-from mobkit_console.access.caller import Access, subject_for_user
+from access.caller import Access, subject_for_user
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES

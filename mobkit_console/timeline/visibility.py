@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from memory_panel.visibility import scope_visible
 
 if TYPE_CHECKING:
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
 # (identity, scope_kind, scope_key); both scope parts are None when the event names no scope.
 VisibilityKey = tuple[str, str | None, str | None]

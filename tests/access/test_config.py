@@ -13,8 +13,8 @@ import pytest
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from mobkit_console.access.caller import access_for_subject
-from mobkit_console.access.config import current_access_config, refresh_access_config
+from access.caller import access_for_subject
+from access.config import current_access_config, refresh_access_config
 from tests.support.postures import READER, ROOT, everyone_may
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_emptying_the_file_while_running_keeps_access_control_on_and_is_logged(a
     access_toml(WITHOUT_OPERATOR)
     good = current_access_config()
     access_toml(text)
-    with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
+    with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
     assert not access_for_subject(READER).allows("operator.memory.read")
     assert SAYS_NOTHING in caplog.text
@@ -120,7 +120,7 @@ def test_start_up_without_a_setting_disables_access_control(settings):
 def test_a_memory_naive_file_is_normalized_in_memory_and_left_untouched(access_toml, caplog):
     path = access_toml(everyone_may("agent.view", "mob.observe"))
     before = path.read_bytes()
-    with caplog.at_level(logging.WARNING, logger="mobkit_console.access"):
+    with caplog.at_level(logging.WARNING, logger="access"):
         start_server()
     assert access_for_subject(READER).allows("agent.memory.read", "identity:scout")
     assert path.read_bytes() == before
@@ -162,7 +162,7 @@ def test_an_invalid_edit_keeps_the_last_good_config_and_is_logged(access_toml, c
     access_toml(WITH_OPERATOR)
     good = current_access_config()
     access_toml(everyone_may("agent.view", "agent.fly"))
-    with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
+    with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
         refresh_access_config()  # the same bad file is reported once, not on every check
     assert access_for_subject(READER).allows("operator.memory.read")
@@ -179,7 +179,7 @@ def test_a_missing_file_while_running_keeps_the_last_good_config(access_toml, ca
     path = access_toml(WITH_OPERATOR)
     good = current_access_config()
     path.unlink()
-    with caplog.at_level(logging.ERROR, logger="mobkit_console.access"):
+    with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
     assert "missing" in caplog.text
     assert access_for_subject(READER).allows("operator.memory.read")

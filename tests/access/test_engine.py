@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mobkit_console.access.engine import (
+from access.engine import (
     ACCESS_ACTIONS,
     AccessConfig,
     AccessConfigError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
-from mobkit_console.access.caller import access_for_subject, access_for_user, access_status, subject_for_user
+from access.caller import access_for_subject, access_for_user, access_status, subject_for_user
 from tests.support.postures import HEADER, LEAD, POSTURES, READER, REVIEWER, ROLE_AND_LABEL_SCOPED, ROOT, SCOUT
 
 # (action, identity) pairs the memory panel asks (docs/access.md §2.4); None is a resource-less check.

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from memory_panel.selectors import realms as selectors_realms
-from mobkit_console.access.caller import Access
+from access.caller import Access
 from tests.support.postures import NOTHING_GRANTED
 from tests.support.worlds import write_notes
 

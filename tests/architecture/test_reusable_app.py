@@ -1,6 +1,6 @@
 """memory_panel installs into a Django project that is not the console (README "Architecture").
 
-The host in ``tests/architecture/host/`` has none of ``mobkit_console`` but the access API: no
+The host in ``tests/architecture/host/`` has none of ``mobkit_console`` (only the ``access`` app and ``memory_panel``): no
 console settings, no shell, no JSON-RPC endpoint, its own ``base.html`` and URL prefix. It runs
 in a subprocess because Django can be set up only once per process.
 """
@@ -25,8 +25,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from memory_panel.api import all_methods
 from memory_panel.conf import agent_memory_root
-from memory_panel.services.store_writer import StoreWriter, identity_scope
-from mobkit_console.access.caller import access_for_user
+from memory_panel.simulator.store_writer import StoreWriter, identity_scope
+from access.caller import access_for_user
 
 with StoreWriter.create("default", root=agent_memory_root()) as writer:
     writer.remember(identity_scope("default", "ana"), "Lisbon office opens at nine", "Ask for Rita at the desk.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter
+from memory_panel.simulator.store_writer import StoreWriter
 from tests.support.postures import READER, REVIEWER
 from tests.support.worlds import PANEL_QUARANTINED_TITLE as QUARANTINED_TITLE, write_panel_realm
 

@@ -14,7 +14,7 @@ import pytest
 
 from memory_panel.cursor import SQLITE_INT_MAX, U64_LIMIT, Cursor, keyset_predicate, parse_cursor
 from memory_panel.errors import InvalidParams
-from memory_panel.services.store_writer import realm_file
+from memory_panel.simulator.store_writer import realm_file
 from tests.support.worlds import write_notes
 from tests.support.written import Written, newest_first
 

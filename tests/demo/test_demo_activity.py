@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory_panel.services.demo.cast import TAINT_WEB
-from memory_panel.services.demo.marker import is_demo_realm
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.demo.cast import TAINT_WEB
+from memory_panel.simulator.demo.marker import is_demo_realm
+from memory_panel.simulator.store_writer import identity_scope
 from tests.support.servers import PYTHON, REPO, deployment_env
 
 

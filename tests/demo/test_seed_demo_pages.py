@@ -11,7 +11,7 @@ import sqlite3
 from django.core.management import call_command
 
 from memory_panel.selectors.ledger import ledger_state
-from memory_panel.services.demo.marker import is_demo_realm
+from memory_panel.simulator.demo.marker import is_demo_realm
 from memory_panel.store.legacy_markdown import read_markdown_file
 from memory_panel.store.realms import realm_names
 

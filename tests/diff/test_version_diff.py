@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.selectors.diff import word_diff
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from tests.support.written import new_scribe
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.db import connections
 
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from memory_panel.store.realms import realm_alias
 from tests.support.rpc import panel
 from tests.support.written import new_scribe

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope, mob_scope
+from memory_panel.simulator.store_writer import identity_scope, mob_scope
 from tests.hardening.support import (
     PANEL_METHODS,
     HTML_PAGES,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter, agent, identity_scope
+from memory_panel.simulator.store_writer import StoreWriter, agent, identity_scope
 from tests.support.postures import HEADER, SCOUT, SCOUT_ONLY_RULE
 from tests.support.servers import daphne_servers, deployment_env, manage
 

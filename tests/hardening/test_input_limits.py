@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from tests.hardening.support import HTML_PAGES, PANEL_METHODS, rpc
 
 pytestmark = pytest.mark.django_db

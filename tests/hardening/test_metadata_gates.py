@@ -16,7 +16,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     agent,
     identity_scope,
     mob_scope,

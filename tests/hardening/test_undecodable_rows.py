@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from tests.hardening.support import rpc
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +118,7 @@ def test_a_row_moved_after_the_index_caught_up_is_left_to_the_next_request(realm
     from memory_panel.selectors import records as records_selector
     from memory_panel.store.realm_index import realm_index
     from memory_panel.wire.params import RecordFilter
-    from mobkit_console.access.caller import Access
+    from access.caller import Access
 
     settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
     settings.MOBKIT_REALM_INDEX_BACKGROUND = False

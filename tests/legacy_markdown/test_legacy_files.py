@@ -8,7 +8,7 @@ import pytest
 
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.store.legacy_markdown import IMPORT_FAILED, IMPORTED, PENDING, LegacyRecord, render_markdown
-from mobkit_console.access.caller import access_for_subject
+from access.caller import access_for_subject
 from tests.support.files import write_md
 from tests.support.postures import READER, SCOUT_ONLY
 

@@ -8,8 +8,8 @@ import re
 from memory_panel.selectors import dreams
 from memory_panel.selectors.dreams import RUNNING_QUIET_MS, running_dreams
 from memory_panel.store.realm_index import build, realm_index
-from memory_panel.services.store_writer import APPLICATION, batch, create_op, mob_scope, new_record, realm_scope, wall_clock_ms
-from mobkit_console.access.caller import access_for_subject
+from memory_panel.simulator.store_writer import APPLICATION, batch, create_op, mob_scope, new_record, realm_scope, wall_clock_ms
+from access.caller import access_for_subject
 from tests.support.postures import SCOUT_READER
 
 URL = "/console/memory/dreams/"

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from memory_panel.selectors.recall import render_injection_block
-from memory_panel.services.store_writer import identity_scope, mob_scope, operator_scope, realm_scope
+from memory_panel.simulator.store_writer import identity_scope, mob_scope, operator_scope, realm_scope
 from tests.support.postures import NO_OPERATOR, SCOUT_READER as SCOPED
 
 URL = "/console/memory/knowledge/"

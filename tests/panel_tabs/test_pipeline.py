@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from memory_panel.services.store_writer import agent, identity_scope, mob_scope, new_record
+from memory_panel.simulator.store_writer import agent, identity_scope, mob_scope, new_record
 from tests.support.postures import READER, REVIEWER, SCOUT_READER as SCOPED
 
 URL = "/console/memory/pipeline/"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     StoreWriter,
     agent,
     create_op,

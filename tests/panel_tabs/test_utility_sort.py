@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope, mob_scope
+from memory_panel.simulator.store_writer import identity_scope, mob_scope
 from tests.support.postures import SCOUT_READER as SCOPED
 
 URL = "/console/memory/records/"

@@ -15,14 +15,14 @@ from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.holdings import scope_holdings
 from memory_panel.selectors.quarantine import quarantine_queue
 from memory_panel.selectors.records import record_list
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     agent,
     identity_scope,
     mob_scope,
     operator_scope,
     realm_scope,
 )
-from mobkit_console.access.caller import Access, access_for_subject
+from access.caller import Access, access_for_subject
 from tests.support.postures import TWO_AGENTS_AND_MOBS
 
 pytestmark = pytest.mark.django_db

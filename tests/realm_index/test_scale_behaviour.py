@@ -18,8 +18,8 @@ from memory_panel.store.realm_index import build, realm_index
 from memory_panel.store.realms import forget_realm_connections
 from memory_panel.selectors.records import record_list
 from memory_panel.wire.params import RecordFilter
-from memory_panel.services.store_writer import identity_scope, mob_scope
-from mobkit_console.access.caller import Access, access_for_subject
+from memory_panel.simulator.store_writer import identity_scope, mob_scope
+from access.caller import Access, access_for_subject
 from tests.support.postures import LUKA_ONLY_READER
 
 pytestmark = pytest.mark.django_db

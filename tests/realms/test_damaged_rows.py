@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from memory_panel.services.store_writer import create_op, identity_scope, new_record
+from memory_panel.simulator.store_writer import create_op, identity_scope, new_record
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from memory_panel.store.realms import decode_path_segment, encode_path_segment, realm_names, store_format
-from memory_panel.services.store_writer import StoreWriter, identity_scope
+from memory_panel.simulator.store_writer import StoreWriter, identity_scope
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.db import OperationalError, connections
 from django.test import Client
 
 from memory_panel.store.realms import realm_alias
-from memory_panel.services.store_writer import APPLICATION, create_op, identity_scope, new_record
+from memory_panel.simulator.store_writer import APPLICATION, create_op, identity_scope, new_record
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from django.db import OperationalError, connections
 from django.test import Client
 
 from memory_panel.store.realms import realm_alias, realm_names
-from mobkit_console.access.caller import access_for_subject
+from access.caller import access_for_subject
 from mobkit_console.rpc.registry import method_names_for
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from tests.support.postures import SCOUT_ONLY
 
 # The mark (not only the db fixture) sets the test database up before the root conftest lets

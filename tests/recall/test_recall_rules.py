@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.selectors.recall import PREAMBLE, RecallRequest, recall_preview, tokenize
-from memory_panel.services.store_writer import agent, identity_scope, mob_scope
-from mobkit_console.access.caller import access_for_subject
+from memory_panel.simulator.store_writer import agent, identity_scope, mob_scope
+from access.caller import access_for_subject
 
 pytestmark = pytest.mark.django_db
 

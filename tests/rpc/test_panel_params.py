@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     agent,
     batch,
     create_op,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memory_panel.services.demo import seed_demo
+from memory_panel.simulator.demo import seed_demo
 from tests.support.postures import USER
 from tests.support.rpc import PANEL, post_raw
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.selectors.counts import Count, record_count
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from memory_panel.templatetags.search_format import count_range
 from memory_panel.wire.params import RecordFilter
-from mobkit_console.access.caller import access_for_user
+from access.caller import access_for_user
 from tests.support.rpc import panel
 from tests.support.written import new_scribe
 from tests.support.grants import GRANTED_POSTURES as POSTURES, GRANTS

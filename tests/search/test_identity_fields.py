@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memory_panel.services.store_writer import identity_scope
+from memory_panel.simulator.store_writer import identity_scope
 from tests.support.html import row_ids
 from tests.support.postures import LEAD, SCOUT
 from tests.support.worlds import LUKA_FACTS, write_panel_realm

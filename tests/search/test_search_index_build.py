@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from memory_panel.services.demo import seed_demo
+from memory_panel.simulator.demo import seed_demo
 from memory_panel.store.search_index import search_index
 
 

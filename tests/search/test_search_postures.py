@@ -11,7 +11,7 @@ import pytest
 from memory_panel.search_text import parse_query
 from memory_panel.selectors.counts import record_count
 from memory_panel.wire.params import RecordFilter
-from mobkit_console.access.caller import access_for_user
+from access.caller import access_for_user
 from tests.support.postures import CALLERS
 from tests.support.rpc import denied, panel
 from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY

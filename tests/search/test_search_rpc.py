@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memory_panel.search_text import MARK_END, MARK_START
-from memory_panel.services.store_writer import identity_scope, mob_scope, realm_scope
+from memory_panel.simulator.store_writer import identity_scope, mob_scope, realm_scope
 from tests.support.matching import matches
 from tests.support.rpc import PANEL, call, invalid_params, panel
 from tests.support.written import Written, new_scribe

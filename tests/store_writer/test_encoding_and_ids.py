@@ -9,7 +9,7 @@ import re
 import pytest
 
 from memory_panel.store.realms import decode_path_segment, encode_path_segment, realm_names
-from memory_panel.services.store_writer import content_hash, fnv1a64, mint_token, new_memory_id, normalize_tags
+from memory_panel.simulator.store_writer import content_hash, fnv1a64, mint_token, new_memory_id, normalize_tags
 
 
 @pytest.mark.parametrize(("realm", "segment"), [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     ReviewRefused,
     StoreWriteError,
     agent,

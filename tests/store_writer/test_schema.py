@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from memory_panel.store.realms import CURRENT_TABLES, OLDER_TABLES
-from memory_panel.services.store_writer import APPLICATION, StoreWriter, batch, identity_scope, tombstone_op
+from memory_panel.simulator.store_writer import APPLICATION, StoreWriter, batch, identity_scope, tombstone_op
 
 
 def _tables(path) -> set[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     ManualClock,
     StoreWriter,
     agent,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memory_panel.services.store_writer import APPLICATION, OPERATOR, ManualClock, StoreWriter
+from memory_panel.simulator.store_writer import APPLICATION, OPERATOR, ManualClock, StoreWriter
 from tests.support.postures import ROOT
 
 T0 = 1_700_000_000_000

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record, realm_scope
+from memory_panel.simulator.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record, realm_scope
 from tests.support.postures import READER, REVIEWER, STANDARD, write_access_toml
 
 from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne, wait_following

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_panel.services.store_writer import StoreWriter, identity_scope
+from memory_panel.simulator.store_writer import StoreWriter, identity_scope
 
 from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne
 

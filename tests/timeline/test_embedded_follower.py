@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from memory_panel.services.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
+from memory_panel.simulator.store_writer import StoreWriter, agent, batch, create_op, identity_scope, new_record
 
 from tests.support.servers import SseClient, WsClient, console_db, daphne_servers, deployment_env, manage, wait_following
 

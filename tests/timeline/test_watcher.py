@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from channels.db import database_sync_to_async
 
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     StoreWriter,
     agent,
     batch,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_panel.services.store_writer import ManualClock, StoreWriter, create_op, mob_scope, new_record
+from memory_panel.simulator.store_writer import ManualClock, StoreWriter, create_op, mob_scope, new_record
 from tests.support.postures import SCOUT_READER
 from tests.support.worlds import write_panel_realm
 

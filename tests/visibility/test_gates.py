@@ -1,7 +1,7 @@
 """Every gate of memory_panel/visibility.py over a table of (access posture, arguments) → expected.
 
 Each Access is the real one: an access.toml text from tests/support/postures.py loaded through
-mobkit_console.access, for the subject that posture's table row names. Expectations are read off
+access, for the subject that posture's table row names. Expectations are read off
 the postures' rules (docs/access.md §2.4, §2.6), not computed by the console.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from memory_panel import visibility
 from memory_panel.errors import AccessDenied
 from memory_panel.store.records import MemoryRecord
-from mobkit_console.access.caller import Access, access_for_subject
+from access.caller import Access, access_for_subject
 from tests.support.postures import CALLERS, LEAD, SCOUT, USER, everyone_may, use_caller_posture, write_access_toml
 
 REVIEW = "memory.quarantine.review"

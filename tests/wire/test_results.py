@@ -21,7 +21,7 @@ from memory_panel.selectors.quarantine import quarantine_queue
 from memory_panel.selectors.records import record_list
 from memory_panel.wire import results, rust_debug
 from memory_panel.wire.params import LISTS_MAX_LIMIT, RECORDS_MAX_LIMIT, RecordFilter
-from mobkit_console.access.caller import Access
+from access.caller import Access
 from tests.support.written import TAINT, newest_first, overview_rows
 
 pytestmark = pytest.mark.django_db

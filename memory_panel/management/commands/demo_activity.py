@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_panel import conf
-from memory_panel.services.demo.activity import NotADemoRealm, demo_realms, run_activity
+from memory_panel.simulator.demo.activity import NotADemoRealm, demo_realms, run_activity
 
 
 @contextmanager

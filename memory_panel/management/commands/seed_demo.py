@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memory_panel import conf
-from memory_panel.services.demo import DEFAULT_REALM, SECOND_REALM, seed_demo
+from memory_panel.simulator.demo import DEFAULT_REALM, SECOND_REALM, seed_demo
 
 
 class Command(BaseCommand):

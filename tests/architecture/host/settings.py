@@ -14,7 +14,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.staticfiles",
     "django_htmx",
-    "mobkit_console.access",
+    "access",
     "memory_panel",
 ]
 MIDDLEWARE = [

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from memory_panel.services.store_writer.core import StoreCore
-from memory_panel.services.store_writer.encoding import USAGE_FIELDS, usage_stats_json
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import INJECTION_SURFACES
+from memory_panel.simulator.store_writer.core import StoreCore
+from memory_panel.simulator.store_writer.encoding import USAGE_FIELDS, usage_stats_json
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import INJECTION_SURFACES
 
 
 class UsageWrites(StoreCore):

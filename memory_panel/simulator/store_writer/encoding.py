@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import TAG_MAX_BYTES, TAGS_MAX_ENTRIES
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import TAG_MAX_BYTES, TAGS_MAX_ENTRIES
 
 _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211

@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory_panel.services.demo.cast import IDENTITIES, MOB, OPERATOR_REVIEWER, TAINT_WEB, session_key
-from memory_panel.services.demo.phrases import Phrasebook
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.demo.cast import IDENTITIES, MOB, OPERATOR_REVIEWER, TAINT_WEB, session_key
+from memory_panel.simulator.demo.phrases import Phrasebook
+from memory_panel.simulator.store_writer import (
     GATED_PROMOTION_EXPIRY_MS,
     ReviewRefused,
     StoreWriter,

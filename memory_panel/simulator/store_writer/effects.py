@@ -13,17 +13,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_panel.services.store_writer.encoding import (
+from memory_panel.simulator.store_writer.encoding import (
     EMPTY_USAGE,
     content_hash,
     new_memory_id,
     normalize_tags,
     to_json,
 )
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import LLM_AUTHORS, TOMBSTONE_RECREATION_WINDOW_MS
-from memory_panel.services.store_writer.ops import scope_columns
-from memory_panel.services.store_writer.schema import RECORD_COLUMNS
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import LLM_AUTHORS, TOMBSTONE_RECREATION_WINDOW_MS
+from memory_panel.simulator.store_writer.ops import scope_columns
+from memory_panel.simulator.store_writer.schema import RECORD_COLUMNS
 from memory_panel.store.records import TRUST_TIERS
 
 # (scope_kind, scope_key, content_hash) of every row a running batch has tombstoned.

@@ -6,9 +6,9 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memory_panel.services.demo.cast import DAY_MS, IDENTITIES, MOB
-from memory_panel.services.demo.phrases import DAYS, FACTS, PEOPLE, SUBJECTS, TAGS
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.demo.cast import DAY_MS, IDENTITIES, MOB
+from memory_panel.simulator.demo.phrases import DAYS, FACTS, PEOPLE, SUBJECTS, TAGS
+from memory_panel.simulator.store_writer import (
     APPLICATION,
     ManualClock,
     StoreWriter,

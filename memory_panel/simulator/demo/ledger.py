@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memory_panel.services.demo.cast import DAY_MS
+from memory_panel.simulator.demo.cast import DAY_MS
 from memory_panel.selectors.ledger import LEGACY_STATE_FILE_NAME, STATE_FILE_NAME
 
 # (entity, topic, store, fact, metadata), oldest first; names are canonical (trimmed, lowercase).

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory_panel.services.store_writer.core import Receipt, StoreCore
-from memory_panel.services.store_writer.encoding import mint_token, to_json
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import PROMOTION_RESOLUTIONS, PROPOSAL_STATUSES
-from memory_panel.services.store_writer.ops import (
+from memory_panel.simulator.store_writer.core import Receipt, StoreCore
+from memory_panel.simulator.store_writer.encoding import mint_token, to_json
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import PROMOTION_RESOLUTIONS, PROPOSAL_STATUSES
+from memory_panel.simulator.store_writer.ops import (
     batch,
     create_op,
     new_record,
@@ -22,7 +22,7 @@ from memory_panel.services.store_writer.ops import (
     steward,
     tombstone_op,
 )
-from memory_panel.services.store_writer.validation import validate_record
+from memory_panel.simulator.store_writer.validation import validate_record
 
 
 class ProposalWrites(StoreCore):

@@ -10,10 +10,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memory_panel.services.store_writer.core import Receipt, StoreCore
-from memory_panel.services.store_writer.encoding import collapse_whitespace, content_hash, normalize_tags
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.ops import (
+from memory_panel.simulator.store_writer.core import Receipt, StoreCore
+from memory_panel.simulator.store_writer.encoding import collapse_whitespace, content_hash, normalize_tags
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.ops import (
     APPLICATION,
     batch,
     create_op,
@@ -24,7 +24,7 @@ from memory_panel.services.store_writer.ops import (
     supersede_op,
     tombstone_op,
 )
-from memory_panel.services.store_writer.validation import validate_record
+from memory_panel.simulator.store_writer.validation import validate_record
 
 
 class DirectWrites(StoreCore):

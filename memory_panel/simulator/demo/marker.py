@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory_panel.services.store_writer import StoreWriter
+from memory_panel.simulator.store_writer import StoreWriter
 from memory_panel.store.realms import connect_readonly
 
 DEMO_DOMAIN = "mobkit-console-demo"

@@ -12,15 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from memory_panel.services.store_writer.core import StoreCore
-from memory_panel.services.store_writer.encoding import content_hash, mint_token
-from memory_panel.services.store_writer.errors import ReviewRefused, StoreWriteError
-from memory_panel.services.store_writer.limits import (
+from memory_panel.simulator.store_writer.core import StoreCore
+from memory_panel.simulator.store_writer.encoding import content_hash, mint_token
+from memory_panel.simulator.store_writer.errors import ReviewRefused, StoreWriteError
+from memory_panel.simulator.store_writer.limits import (
     GATED_PROMOTION_EXPIRY_MS,
     QUARANTINE_DECISIONS,
     REVIEW_RATIONALE_MAX_BYTES,
 )
-from memory_panel.services.store_writer.ops import (
+from memory_panel.simulator.store_writer.ops import (
     OPERATOR,
     batch,
     create_op,
@@ -31,7 +31,7 @@ from memory_panel.services.store_writer.ops import (
     supersede_op,
     tombstone_op,
 )
-from memory_panel.services.store_writer.validation import check_batch_shape, secret_class
+from memory_panel.simulator.store_writer.validation import check_batch_shape, secret_class
 
 
 @dataclass(frozen=True)

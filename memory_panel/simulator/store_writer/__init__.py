@@ -38,10 +38,10 @@ pragmas, formats), ``core`` (opening a file, transactions, stage/commit/apply) o
 
 from __future__ import annotations
 
-from memory_panel.services.store_writer.clock import ManualClock, wall_clock_ms
-from memory_panel.services.store_writer.core import Receipt, StoreCore, iter_chunks
-from memory_panel.services.store_writer.dreams import DREAM_VERDICT_KEYS
-from memory_panel.services.store_writer.encoding import (
+from memory_panel.simulator.store_writer.clock import ManualClock, wall_clock_ms
+from memory_panel.simulator.store_writer.core import Receipt, StoreCore, iter_chunks
+from memory_panel.simulator.store_writer.dreams import DREAM_VERDICT_KEYS
+from memory_panel.simulator.store_writer.encoding import (
     EMPTY_USAGE,
     USAGE_FIELDS,
     collapse_whitespace,
@@ -53,8 +53,8 @@ from memory_panel.services.store_writer.encoding import (
     to_json,
     usage_stats_json,
 )
-from memory_panel.services.store_writer.errors import ReviewRefused, StoreWriteError
-from memory_panel.services.store_writer.limits import (
+from memory_panel.simulator.store_writer.errors import ReviewRefused, StoreWriteError
+from memory_panel.simulator.store_writer.limits import (
     BATCH_KINDS,
     BATCH_MAX_OPS,
     BODY_MAX_BYTES,
@@ -70,7 +70,7 @@ from memory_panel.services.store_writer.limits import (
     TITLE_MAX_BYTES,
     TOMBSTONE_RECREATION_WINDOW_MS,
 )
-from memory_panel.services.store_writer.ops import (
+from memory_panel.simulator.store_writer.ops import (
     APPLICATION,
     OPERATOR,
     agent,
@@ -92,10 +92,10 @@ from memory_panel.services.store_writer.ops import (
     tombstone_op,
     verification_claim,
 )
-from memory_panel.services.store_writer.review import ReviewResult
-from memory_panel.services.store_writer.schema import FORMATS, RECORD_COLUMNS, SCHEMA_DOMAIN, SCHEMA_VERSION, realm_file
-from memory_panel.services.store_writer.validation import secret_class, validate_record
-from memory_panel.services.store_writer.writer import StoreWriter
+from memory_panel.simulator.store_writer.review import ReviewResult
+from memory_panel.simulator.store_writer.schema import FORMATS, RECORD_COLUMNS, SCHEMA_DOMAIN, SCHEMA_VERSION, realm_file
+from memory_panel.simulator.store_writer.validation import secret_class, validate_record
+from memory_panel.simulator.store_writer.writer import StoreWriter
 
 __all__ = [
     "APPLICATION", "BATCH_KINDS", "BATCH_MAX_OPS", "BODY_MAX_BYTES", "DESCRIPTION_MAX_BYTES",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from memory_panel.services.store_writer.direct import DirectWrites
-from memory_panel.services.store_writer.dreams import DreamWrites
-from memory_panel.services.store_writer.proposals import ProposalWrites
-from memory_panel.services.store_writer.review import QuarantineReview
-from memory_panel.services.store_writer.usage import UsageWrites
+from memory_panel.simulator.store_writer.direct import DirectWrites
+from memory_panel.simulator.store_writer.dreams import DreamWrites
+from memory_panel.simulator.store_writer.proposals import ProposalWrites
+from memory_panel.simulator.store_writer.review import QuarantineReview
+from memory_panel.simulator.store_writer.usage import UsageWrites
 
 
 class StoreWriter(DirectWrites, UsageWrites, ProposalWrites, DreamWrites, QuarantineReview):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memory_panel.services.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.errors import StoreWriteError
 from memory_panel.store.records import SCOPE_KINDS
 
 OPERATOR: dict[str, Any] = {"author": "operator"}

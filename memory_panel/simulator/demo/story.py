@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memory_panel.services.demo.dreams import dream_one, dream_three, dream_two
-from memory_panel.services.demo.cast import (
+from memory_panel.simulator.demo.dreams import dream_one, dream_three, dream_two
+from memory_panel.simulator.demo.cast import (
     DAY_MS,
     IDENTITIES,
     MOB,
@@ -24,7 +24,7 @@ from memory_panel.services.demo.cast import (
     TAINT_WEB,
     session_key,
 )
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.store_writer import (
     OPERATOR,
     ManualClock,
     StoreWriter,
@@ -270,7 +270,7 @@ def proposals(s: Story) -> None:
 
 
 def steward_dreams(s: Story) -> None:
-    """Three nights of the steward dreaming a day apart (memory_panel/services/demo/dreams.py)."""
+    """Three nights of the steward dreaming a day apart (memory_panel/simulator/demo/dreams.py)."""
     dream_one(s.writer, s.clock, s.ids, s.ops_mob)
     s.tick(24)
     dream_two(s.writer, s.clock, s.ids)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memory_panel.services.store_writer.core import Receipt, StoreCore
-from memory_panel.services.store_writer.encoding import to_json
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import HARVEST_STATUSES
-from memory_panel.services.store_writer.ops import batch, steward
+from memory_panel.simulator.store_writer.core import Receipt, StoreCore
+from memory_panel.simulator.store_writer.encoding import to_json
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import HARVEST_STATUSES
+from memory_panel.simulator.store_writer.ops import batch, steward
 
 DREAM_VERDICT_KEYS = (
     "proposals_accepted", "proposals_rejected", "proposals_held", "proposals_gated",

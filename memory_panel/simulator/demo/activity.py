@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from memory_panel.services.demo.beats import BEATS, Beat, Scene
-from memory_panel.services.demo.marker import is_demo_realm
-from memory_panel.services.demo.phrases import Phrasebook
-from memory_panel.services.store_writer import StoreWriter, StoreWriteError, realm_file
+from memory_panel.simulator.demo.beats import BEATS, Beat, Scene
+from memory_panel.simulator.demo.marker import is_demo_realm
+from memory_panel.simulator.demo.phrases import Phrasebook
+from memory_panel.simulator.store_writer import StoreWriter, StoreWriteError, realm_file
 from memory_panel.store.realms import REALM_SUFFIX, decode_path_segment
 
 

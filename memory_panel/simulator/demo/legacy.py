@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory_panel.services.demo.cast import DAY_MS
-from memory_panel.services.store_writer import new_memory_id, normalize_tags
+from memory_panel.simulator.demo.cast import DAY_MS
+from memory_panel.simulator.store_writer import new_memory_id, normalize_tags
 from memory_panel.store.legacy_markdown import LegacyRecord, render_markdown
 from memory_panel.store.realms import encode_path_segment
 

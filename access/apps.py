@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 
 class AccessConfig(AppConfig):
-    name = "mobkit_console.access"
+    name = "access"
     label = "access"
     verbose_name = "MobKit access control"
 

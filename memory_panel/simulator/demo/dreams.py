@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_panel.services.demo.cast import MOB
-from memory_panel.services.store_writer import (
+from memory_panel.simulator.demo.cast import MOB
+from memory_panel.simulator.store_writer import (
     ManualClock,
     StoreWriter,
     agent,

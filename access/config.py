@@ -28,7 +28,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .engine import AccessConfig, AccessConfigError, normalize_for_memory_actions, parse_access_config
 
-logger = logging.getLogger("mobkit_console.access")
+logger = logging.getLogger("access")
 
 # Stat the file at most this often; a valid edit is therefore live within about a second.
 RECHECK_INTERVAL_S = 1.0

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_panel.services.demo.cast import DAY_MS, DEFAULT_REALM, SECOND_REALM
-from memory_panel.services.demo.ledger import write_demo_ledger
-from memory_panel.services.demo.legacy import legacy_markdown_path, write_legacy_markdown
-from memory_panel.services.demo.marker import mark_demo_realm
-from memory_panel.services.demo.padding import pad
-from memory_panel.services.demo.second_realm import write_second_realm
-from memory_panel.services.demo.story import write_story
-from memory_panel.services.store_writer import ManualClock, StoreWriter, realm_file, wall_clock_ms
+from memory_panel.simulator.demo.cast import DAY_MS, DEFAULT_REALM, SECOND_REALM
+from memory_panel.simulator.demo.ledger import write_demo_ledger
+from memory_panel.simulator.demo.legacy import legacy_markdown_path, write_legacy_markdown
+from memory_panel.simulator.demo.marker import mark_demo_realm
+from memory_panel.simulator.demo.padding import pad
+from memory_panel.simulator.demo.second_realm import write_second_realm
+from memory_panel.simulator.demo.story import write_story
+from memory_panel.simulator.store_writer import ManualClock, StoreWriter, realm_file, wall_clock_ms
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory_panel.services.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.errors import StoreWriteError
 from memory_panel.store.realms import REALM_SUFFIX, agent_memory_root, encode_path_segment
 
 SCHEMA_DOMAIN = "mobkit-memory"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memory_panel.services.store_writer.encoding import normalize_tags
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import (
+from memory_panel.simulator.store_writer.encoding import normalize_tags
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import (
     AUTHOR_KINDS,
     BATCH_KINDS,
     BATCH_MAX_OPS,
@@ -20,7 +20,7 @@ from memory_panel.services.store_writer.limits import (
     LLM_AUTHORS,
     TITLE_MAX_BYTES,
 )
-from memory_panel.services.store_writer.ops import scope_columns
+from memory_panel.simulator.store_writer.ops import scope_columns
 from memory_panel.store.records import MEMORY_KINDS, TRUST_TIERS
 
 # Known secret classes of MobKit's chokepoint (§7.1). MobKit's own regexes are unpublished

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_panel.services.demo.cast import TAINT_WEB
-from memory_panel.services.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
+from memory_panel.simulator.demo.cast import TAINT_WEB
+from memory_panel.simulator.store_writer import ManualClock, StoreWriter, agent, identity_scope, mob_scope
 
 
 def write_second_realm(w: StoreWriter, clock: ManualClock) -> None:

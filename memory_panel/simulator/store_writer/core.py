@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from memory_panel.services.store_writer.clock import wall_clock_ms
-from memory_panel.services.store_writer.effects import RowEffects
-from memory_panel.services.store_writer.encoding import mint_token, to_json
-from memory_panel.services.store_writer.errors import StoreWriteError
-from memory_panel.services.store_writer.limits import BATCH_MAX_OPS, LLM_AUTHORS
-from memory_panel.services.store_writer.ops import batch
-from memory_panel.services.store_writer.schema import FORMATS, connect, create_schema, file_format, realm_file
-from memory_panel.services.store_writer.validation import check_batch_shape
+from memory_panel.simulator.store_writer.clock import wall_clock_ms
+from memory_panel.simulator.store_writer.effects import RowEffects
+from memory_panel.simulator.store_writer.encoding import mint_token, to_json
+from memory_panel.simulator.store_writer.errors import StoreWriteError
+from memory_panel.simulator.store_writer.limits import BATCH_MAX_OPS, LLM_AUTHORS
+from memory_panel.simulator.store_writer.ops import batch
+from memory_panel.simulator.store_writer.schema import FORMATS, connect, create_schema, file_format, realm_file
+from memory_panel.simulator.store_writer.validation import check_batch_shape
 
 
 @dataclass(frozen=True)
