@@ -39,13 +39,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from memory_panel.simulator.store_writer import (  # noqa: E402
-    APPLICATION,
     StoreWriter,
-    create_op,
     identity_scope,
-    new_record,
 )
 from tests.support.servers import daphne_servers, deployment_env, manage  # noqa: E402
+from tests.support.worlds import write_spread  # noqa: E402
 
 REALM = "bench"
 IDENTITIES = 40
@@ -53,18 +51,6 @@ ROW_ID = re.compile(r'data-memory-id="([^"]+)"')
 MORE = re.compile(r'id="records-more".*?href="\?([^"]+)"', re.S)
 
 Key = tuple[int, str]
-
-
-def seed(root: Path, records: int) -> None:
-    def ops():
-        for i in range(records):
-            scope = identity_scope(REALM, f"identity:agent-{i % IDENTITIES:02d}")
-            record = new_record(kind="fact", title=f"Observation {i}", body=f"Agent noted fact {i}.")
-            at = 1_700_000_000_000 + i * 3
-            yield create_op(scope, record, created_at_ms=at, updated_at_ms=at)
-
-    with StoreWriter.create(REALM, root=root) as writer:
-        writer.bulk_apply(ops(), author=APPLICATION)
 
 
 def all_keys(path: Path) -> dict[str, int]:
@@ -269,7 +255,7 @@ def main() -> None:
         env = deployment_env(state)
         manage(env, "migrate", "--noinput")
         token = manage(env, "mobkit_token", "soak@example.test").strip().splitlines()[-1]
-        seed(root, args.records)
+        write_spread(root, REALM, args.records, IDENTITIES)
         realm_file = root / f"{REALM}.sqlite3"
         print(f"seeded {args.records:,} records; {args.clients} clients, walks of up to {args.pages} pages of {args.limit}")
         with daphne_servers(env, 1) as (server,):

@@ -38,6 +38,10 @@ MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", 
 # Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
 MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
 
+# Threads per server process for pages and JSON-RPC (docs/serving.md §2): this many requests run at
+# once, the rest wait their turn, which no time limit counts. Each keeps a console-database connection.
+MOBKIT_HTTP_THREADS = int(os.environ.get("MOBKIT_HTTP_THREADS", "").strip() or 12)
+
 # One JSON-RPC request (a batch of up to 100 calls) runs calls for at most about this long; the
 # calls after it is spent are answered with a request_budget_exhausted error without being run.
 MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS", "").strip() or 5000)

@@ -174,24 +174,29 @@ def _realm_database_settings(path: Path) -> dict:
 
 
 class _QueryDeadline:
-    """Interrupts a realm query that runs past the time limit, so no worker is held by one.
+    """Interrupts a realm query once it has done more than the time limit's worth of work.
 
-    An execute wrapper starts the clock; SQLite's progress handler, called every few thousand
-    VM steps, aborts the statement once the deadline has passed (it raises "interrupted").
+    An execute wrapper starts the clock; SQLite's progress handler, called every so many VM steps,
+    aborts the statement once the deadline has passed (it raises "interrupted"). The clock is the
+    thread's CPU time, not the wall clock: a request that waited for a worker thread or for the
+    GIL while others ran has done no work meanwhile, and must not fail for it (docs/serving.md
+    §3). SQLite runs outside the GIL, and its work is this thread's CPU time all the same.
     """
 
-    STEPS = 10_000
+    # A handler call needs the GIL, which a busy process hands over only every few milliseconds:
+    # calling it rarely (about every millisecond of SQLite work) keeps queries from queueing for it.
+    STEPS = 100_000
 
     def __init__(self, limit_seconds: float) -> None:
         self.limit_seconds = limit_seconds
         self.deadline: float | None = None
 
     def __call__(self, execute, sql, params, many, context):
-        self.deadline = time.monotonic() + self.limit_seconds
+        self.deadline = time.thread_time() + self.limit_seconds
         return execute(sql, params, many, context)
 
     def progress(self) -> int:
-        return int(self.deadline is not None and time.monotonic() > self.deadline)
+        return int(self.deadline is not None and time.thread_time() > self.deadline)
 
 
 @receiver(connection_created)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -85,7 +86,7 @@ def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
         )
     server = Daphne(port, process, log)
     try:
-        _wait_ready(server)
+        wait_http_ready(port, process, log)
     except BaseException:
         stop_daphne(server)
         raise
@@ -113,17 +114,94 @@ def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
             stop_daphne(server)
 
 
-def _wait_ready(server: Daphne, timeout_s: float = 30) -> None:
+@dataclass
+class Serve:
+    """``bin/serve`` in its own process group: uvicorn's supervisor and its ``workers`` processes."""
+
+    port: int
+    process: subprocess.Popen
+    log: Path
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def worker_pids(self) -> set[int]:
+        """The uvicorn worker processes (the supervisor's children)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        return {int(pid) for pid in children}
+
+    def owner_of(self, client_port: int) -> int | None:
+        """The worker holding the connection whose client end is ``client_port`` (Linux /proc)."""
+        inodes = _socket_inodes_by_remote_port(self.port)
+        inode = inodes.get(client_port)
+        for pid in self.worker_pids():
+            try:
+                links = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            except OSError:
+                continue
+            if f"socket:[{inode}]" in links:
+                return pid
+        return None
+
+
+def _socket_inodes_by_remote_port(local_port: int) -> dict[int, str]:
+    """Established TCP connections to ``local_port``: the client's port → the socket's inode."""
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, inode = fields[1], fields[2], fields[9]
+            if int(local.rsplit(":", 1)[1], 16) == local_port and fields[3] == "01":
+                found[int(remote.rsplit(":", 1)[1], 16)] = inode
+    return found
+
+
+def start_serve(env: dict[str, str], workers: int) -> Serve:
+    """``bin/serve`` with ``workers`` on a free port, ready to answer when this returns."""
+    port = free_port()
+    log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"serve-{port}.log"
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            [str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
+            env={**env, "PORT": str(port), "WORKERS": str(workers)},
+        )
+    server = Serve(port, process, log)
+    try:
+        wait_http_ready(port, process, log, timeout_s=120)
+    except BaseException:
+        stop_serve(server)
+        raise
+    return server
+
+
+def stop_serve(server: Serve) -> None:
+    try:
+        os.killpg(server.process.pid, signal.SIGTERM)
+        server.process.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(server.process.pid, signal.SIGKILL)
+        server.process.wait()
+
+
+def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: float = 30) -> None:
+    """Block until the server on ``port`` answers its sign-in page; its log in the error otherwise."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"daphne exited: {server.log.read_text(errors='replace')}")
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {log.read_text(errors='replace')}")
         try:
-            urllib.request.urlopen(f"{server.http}/console/login/", timeout=1).close()
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/console/login/", timeout=1).close()
             return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"daphne on port {server.port} did not come up")
+    raise RuntimeError(f"the server on port {port} did not come up: {log.read_text(errors='replace')[-2000:]}")
 
 
 def post_events(server: Daphne, body: Any, token: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_panel.simulator.store_writer import (
+    APPLICATION,
     ManualClock,
     StoreWriter,
     agent,
@@ -323,3 +324,19 @@ def write_notes(root: Path, realm: str, count: int, *, start_ms: int = T0, tie_e
         ))
     scribe.writer.close()
     return rows
+
+
+def write_spread(root: Path, realm: str, records: int, identities: int) -> None:
+    """``records`` plain notes spread round-robin over ``identities`` identity scopes.
+
+    A wide realm: Holdings has one row per scope, so this is the shape that makes it expensive.
+    """
+    def ops():
+        for i in range(records):
+            scope = identity_scope(realm, f"identity:agent-{i % identities:02d}")
+            record = new_record(kind="fact", title=f"Observation {i}", body=f"Agent noted fact {i}.")
+            at = T0 + i * 3
+            yield create_op(scope, record, created_at_ms=at, updated_at_ms=at)
+
+    with StoreWriter.create(realm, root=root) as writer:
+        writer.bulk_apply(ops(), author=APPLICATION)

@@ -1,0 +1,207 @@
+"""Load: many clients at once against one server, on loopback only.
+
+Seeds realm ``bench`` with ``seed_demo --records N`` (or, with ``--identities K``, plain notes
+over K identity scopes; once per ``--keep`` directory), starts the
+console the way an operator would — one ``daphne`` process (``--server daphne``, what
+``runserver`` serves too) or ``bin/serve`` with ``--workers`` uvicorn processes — and runs each
+``--scenario`` at each ``--clients`` count for ``--seconds``:
+
+- ``holdings``: every client reloads Holdings (``/console/memory/``), the page that reads the most;
+- ``records``: every client walks the Records page by its "Load more" links, back to the top after
+  ``--pages`` pages;
+- ``rpc``: every client calls ``mobkit/capabilities`` (the fixed cost of a JSON-RPC request);
+- ``export``: every client downloads ``records.ndjson`` whole, and the longest wait for the next
+  byte (the stall) is reported beside the latency.
+
+It prints requests, answers >= 500, requests per second and p50/p99/max latency per run, and
+exits 1 when any answer was >= 500 or a request failed. ``--with-redis`` gives bin/serve the
+machine's Redis (127.0.0.1:6379/9) and ``--database-url`` a console database other than SQLite.
+
+    .venv/bin/python bench/load.py --scenario holdings --clients 1,16 --server daphne
+    .venv/bin/python bench/load.py --scenario records --clients 1,8 --server serve --workers 2
+    .venv/bin/python bench/load.py --scenario export --clients 10 --server daphne --records 50000
+
+Bounded and local: every server binds 127.0.0.1, each run stops after ``--seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.support.servers import (  # noqa: E402
+    deployment_env,
+    manage,
+    start_daphne,
+    start_serve,
+    stop_daphne,
+    stop_serve,
+)
+from tests.support.worlds import write_spread  # noqa: E402
+
+REALM = "bench"
+MORE = re.compile(r'id="records-more".*?href="\?([^"]+)"', re.S)
+SCENARIOS = ("holdings", "records", "rpc", "export")
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    stalls: list[float] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    statuses: dict[int, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, status: int, seconds: float, stall: float = 0.0) -> None:
+        with self.lock:
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            self.latencies.append(seconds)
+            self.stalls.append(stall)
+
+
+def timed_get(connection: http.client.HTTPConnection, path: str, headers: dict[str, str]) -> tuple[int, bytes, float, float]:
+    """One GET read in 64 KiB pieces: status, body, seconds, and the longest wait for a piece."""
+    began = last = time.perf_counter()
+    connection.request("GET", path, headers=headers)
+    response = connection.getresponse()
+    stall = time.perf_counter() - began  # until the headers: the wait for the first byte
+    parts = []
+    while chunk := response.read(65536):
+        now = time.perf_counter()
+        stall = max(stall, now - last)
+        last = now
+        parts.append(chunk)
+    return response.status, b"".join(parts), time.perf_counter() - began, stall
+
+
+def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tally: Tally, pages: int) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    more: str | None = None
+    walked = 0
+    while not stop.is_set():
+        try:
+            if scenario == "rpc":
+                began = time.perf_counter()
+                connection.request("POST", "/console/rpc", body=b'{"jsonrpc":"2.0","id":1,"method":"mobkit/capabilities"}',
+                                   headers={**headers, "Content-Type": "application/json"})
+                response = connection.getresponse()
+                response.read()
+                tally.add(response.status, time.perf_counter() - began)
+                continue
+            path = {
+                "holdings": f"/console/memory/?realm={REALM}",
+                "export": f"/console/memory/records.ndjson?realm={REALM}",
+                "records": f"/console/memory/records/?{more}" if more else f"/console/memory/records/?realm={REALM}",
+            }[scenario]
+            status, body, seconds, stall = timed_get(connection, path, headers)
+            tally.add(status, seconds, stall)
+            if scenario == "records":
+                walked += 1
+                found = MORE.search(body.decode("utf-8", "replace"))
+                more = found.group(1).replace("&amp;", "&") if found and walked < pages else None
+                walked = walked if more else 0
+        except Exception as error:  # noqa: BLE001 - every failure is counted and shown
+            with tally.lock:
+                tally.failed.append(f"{type(error).__name__}: {error}")
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            more = None
+    connection.close()
+
+
+def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int) -> Tally:
+    tally = Tally()
+    stop = threading.Event()
+    threads = [threading.Thread(target=client_loop, args=(port, token, scenario, stop, tally, pages))
+               for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=180)
+    return tally
+
+
+def report(label: str, tally: Tally, seconds: float) -> bool:
+    lat = sorted(tally.latencies) or [0.0]
+    bad = sum(count for status, count in tally.statuses.items() if status >= 500)
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+    stall = max(tally.stalls, default=0.0)
+    print(f"{label:<34} {len(tally.latencies):>6} req {bad:>4} >=500 {len(tally.failed):>3} failed "
+          f"{len(tally.latencies) / seconds:>7.1f} req/s  p50 {statistics.median(lat) * 1000:>7.1f} ms  "
+          f"p99 {p99 * 1000:>7.1f} ms  max {lat[-1] * 1000:>7.1f} ms  longest stall {stall:>5.2f} s", flush=True)
+    for failure in tally.failed[:3]:
+        print(f"    {failure}")
+    return bad == 0 and not tally.failed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--identities", type=int, default=0,
+                        help="seed plain notes over this many identity scopes instead of the demo story")
+    parser.add_argument("--scenario", default="holdings", help=f"comma-separated, of {', '.join(SCENARIOS)}")
+    parser.add_argument("--clients", default="1,16", help="comma-separated client counts, each its own run")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--pages", type=int, default=20, help="records: pages walked before starting over")
+    parser.add_argument("--server", choices=("daphne", "serve"), default="daphne")
+    parser.add_argument("--workers", type=int, default=2, help="bin/serve's WORKERS")
+    parser.add_argument("--with-redis", action="store_true", help="REDIS_URL=redis://127.0.0.1:6379/9")
+    parser.add_argument("--database-url", default="", help="the console database (default: SQLite in the state)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for the server, e.g. MOBKIT_REALM_QUERY_TIMEOUT_MS=250 (repeatable)")
+    parser.add_argument("--keep", type=Path, help="state directory to reuse (the seeded realm survives)")
+    args = parser.parse_args()
+
+    state = args.keep or Path(tempfile.mkdtemp(prefix="mobkit-load-"))
+    extra = {"REDIS_URL": "redis://127.0.0.1:6379/9"} if args.with_redis else {}
+    env = deployment_env(state, **extra)
+    if args.database_url:
+        env["DATABASE_URL"] = args.database_url
+    env.update(setting.split("=", 1) for setting in args.env)
+    (state / "console").mkdir(parents=True, exist_ok=True)
+    manage(env, "migrate", "--noinput")
+    if not (state / "agent-memory" / f"{REALM}.sqlite3").exists():
+        began = time.perf_counter()
+        if args.identities:
+            write_spread(state / "agent-memory", REALM, args.records, args.identities)
+        else:
+            manage(env, "seed_demo", "--realm", REALM, "--records", str(args.records))
+        print(f"seeded {args.records} records in {time.perf_counter() - began:.0f} s", flush=True)
+    token = manage(env, "mobkit_token", "load@example.test").strip().splitlines()[-1]
+
+    if args.server == "daphne":
+        daphne = start_daphne(env)
+        port, stop = daphne.port, lambda: stop_daphne(daphne)
+    else:
+        serve = start_serve(env, args.workers)
+        port, stop = serve.port, lambda: stop_serve(serve)
+    ok = True
+    try:
+        # One request first, so index builds and caches are not in the figures.
+        for scenario in args.scenario.split(","):
+            run(port, token, scenario, 1, 2, args.pages)
+            for clients in (int(c) for c in args.clients.split(",")):
+                tally = run(port, token, scenario, clients, args.seconds, args.pages)
+                server = "daphne" if args.server == "daphne" else f"bin/serve x{args.workers}"
+                ok &= report(f"{scenario} {clients:>3} clients ({server})", tally, args.seconds)
+    finally:
+        stop()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

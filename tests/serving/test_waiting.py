@@ -1,0 +1,43 @@
+"""Many operators at once on one server process: a request that waits its turn never fails for
+waiting (docs/serving.md §3), however many others are being answered meanwhile."""
+
+from __future__ import annotations
+
+import http.client
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tests.support.servers import daphne_servers, deployment_env, manage
+from tests.support.worlds import write_spread
+
+REALM = "wide"
+CLIENTS = 12
+
+
+def _holdings(port: int, token: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        connection.request("GET", f"/console/memory/?realm={REALM}", headers={"Authorization": f"Bearer {token}"})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def test_concurrent_holdings_never_answer_503_for_time_spent_waiting(tmp_path: Path):
+    # A wide realm makes Holdings render for a while; with a 150 ms limit, counting the time each
+    # query spent waiting for the GIL while eleven other requests rendered failed most of them.
+    state = tmp_path / "state"
+    (state / "console").mkdir(parents=True)
+    write_spread(state / "agent-memory", REALM, records=3_000, identities=600)
+    env = deployment_env(state, MOBKIT_REALM_QUERY_TIMEOUT_MS="150")
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
+
+    with daphne_servers(env, 1) as (server,):
+        assert _holdings(server.port, token) == 200
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            statuses = list(pool.map(lambda _: _holdings(server.port, token), range(CLIENTS * 2)))
+
+    assert statuses == [200] * (CLIENTS * 2)
