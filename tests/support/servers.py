@@ -40,14 +40,14 @@ def free_port() -> int:
 
 def deployment_env(state: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MOBKIT_", "REDIS_URL", "DATABASE_URL"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="mobkit_console.settings",
-        MOBKIT_PERSISTENT_STATE=str(state),
-        DATABASE_URL=f"sqlite:///{state / 'console' / 'console.sqlite3'}",
-        MOBKIT_INGEST_TOKEN="multi-process-ingest-secret",
-        PYTHONUNBUFFERED="1",
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "mobkit_console.settings",
+        "MOBKIT_PERSISTENT_STATE": str(state),
+        "DATABASE_URL": f"sqlite:///{state / 'console' / 'console.sqlite3'}",
+        "MOBKIT_INGEST_TOKEN": "multi-process-ingest-secret",
+        "PYTHONUNBUFFERED": "1",
         **extra,
-    )
+    })
     return env
 
 
@@ -131,9 +131,10 @@ class Serve:
         return f"ws://127.0.0.1:{self.port}"
 
     def worker_pids(self) -> set[int]:
-        """The uvicorn worker processes (the supervisor's children)."""
+        """The uvicorn worker processes: the supervisor's children that multiprocessing spawned
+        to run the app (not its resource tracker)."""
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
-        return {int(pid) for pid in children}
+        return {int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
 
     def owner_of(self, client_port: int) -> int | None:
         """The worker holding the connection whose client end is ``client_port`` (Linux /proc)."""
@@ -204,7 +205,7 @@ def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: 
     raise RuntimeError(f"the server on port {port} did not come up: {log.read_text(errors='replace')[-2000:]}")
 
 
-def post_events(server: Daphne, body: Any, token: str) -> dict[str, Any]:
+def post_events(server: Daphne | Serve, body: Any, token: str) -> dict[str, Any]:
     request = urllib.request.Request(
         f"{server.http}/console/events", data=json.dumps(body).encode(), method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},

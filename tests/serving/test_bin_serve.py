@@ -1,0 +1,194 @@
+"""``bin/serve``, the production server: uvicorn workers on one port (docs/serving.md §1, §4).
+
+The two-worker test runs on a PostgreSQL database of its own and on Redis, as a deployment of
+several processes (or hosts) would: a session, a token and each timeline event work on every
+worker, and each event reaches each socket exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import os
+import re
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import psycopg
+import pytest
+import redis
+
+from tests.support.servers import REPO, Serve, WsClient, deployment_env, manage, post_events, start_serve, stop_serve
+from tests.support.worlds import write_spread
+
+REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+POSTGRES_URL = os.environ.get("DATABASE_URL", "")
+
+
+def _run_serve(**env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "WORKERS")}
+    return subprocess.run([str(REPO / "bin" / "serve")], cwd=REPO, env={**base, **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_several_workers_without_redis_are_refused_with_the_reason():
+    result = _run_serve(WORKERS="2", PORT="1")
+    assert result.returncode == 2
+    assert "WORKERS=2 needs REDIS_URL" in result.stderr
+    assert "other workers' pages would go quiet" in result.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "two", "-1"])
+def test_a_worker_count_that_is_not_a_positive_number_is_refused(workers: str):
+    result = _run_serve(WORKERS=workers, PORT="1")
+    assert result.returncode == 2
+    assert f"WORKERS must be a whole number of 1 or more, not '{workers}'" in result.stderr
+
+
+def _get(server: Serve, path: str, headers: dict[str, str]) -> tuple[int, bytes, int | None]:
+    """A GET on a new connection: status, body, and the worker that answered it."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        owner = server.owner_of(connection.sock.getsockname()[1])
+        return response.status, response.read(), owner
+    finally:
+        connection.close()
+
+
+def test_a_paused_export_does_not_hold_a_page_thread(tmp_path: Path):
+    # One page thread: were exports served from it, a client that stopped reading an export
+    # would hold it (the server waits for the socket to drain) and every page would wait behind.
+    state = tmp_path / "state"
+    (state / "console").mkdir(parents=True)
+    write_spread(state / "agent-memory", "default", records=20_000, identities=20)
+    env = deployment_env(state, MOBKIT_HTTP_THREADS="1")
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
+    headers = {"Authorization": f"Bearer {token}"}
+
+    server = start_serve(env, workers=1)
+    paused = []
+    try:
+        for _ in range(2):
+            export = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            export.request("GET", "/console/memory/records.ndjson", headers=headers)
+            response = export.getresponse()
+            assert response.status == 200
+            assert response.read(1024)  # the export is under way; this client now stops reading
+            paused.append(export)
+
+        status, body, _ = _get(server, "/console/memory/records/", headers)
+        assert status == 200 and b"Observation 19999" in body
+    finally:
+        for export in paused:
+            export.close()
+        stop_serve(server)
+
+
+def _postgres_reason() -> str | None:
+    if not POSTGRES_URL.startswith(("postgres://", "postgresql://")):
+        return "DATABASE_URL names no PostgreSQL server (.ci/run sets it to the machine's)"
+    try:
+        psycopg.connect(POSTGRES_URL, connect_timeout=2).close()
+    except psycopg.Error as error:
+        return f"PostgreSQL at DATABASE_URL is unreachable ({error})"
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as error:
+        return f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})"
+    return None
+
+
+@contextmanager
+def _fresh_postgres_database() -> Iterator[str]:
+    """A database of this test's own on the DATABASE_URL server, dropped afterwards."""
+    name = f"mobkit_serve_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlsplit(POSTGRES_URL)._replace(path=f"/{name}").geturl()
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _sign_in(server: Serve, username: str, password: str) -> str:
+    """The session cookie header a browser would hold after signing in on the form."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    connection.request("GET", "/console/login/")
+    response = connection.getresponse()
+    form = response.read().decode()
+    csrf = SimpleCookie(response.getheader("Set-Cookie"))["csrftoken"].value
+    middleware_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    body = urlencode({"username": username, "password": password, "csrfmiddlewaretoken": middleware_token})
+    connection.request("POST", "/console/login/", body=body, headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Cookie": f"csrftoken={csrf}",
+        "Origin": server.http, "Referer": f"{server.http}/console/login/",
+    })
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 302, response.status
+    cookies = SimpleCookie()
+    for header in response.msg.get_all("Set-Cookie"):
+        cookies.load(header)
+    return f"sessionid={cookies['sessionid'].value}"
+
+
+async def test_two_workers_share_sessions_tokens_and_the_timeline_on_postgres_and_redis(tmp_path: Path):
+    reason = _postgres_reason()
+    if reason:
+        pytest.skip(reason)
+    state = tmp_path / "state"
+    (state / "console").mkdir(parents=True)
+    write_spread(state / "agent-memory", "default", records=50, identities=5)
+    with _fresh_postgres_database() as database_url:
+        env = deployment_env(state, REDIS_URL=REDIS_URL, DATABASE_URL=database_url)
+        manage(env, "migrate", "--noinput")
+        token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
+        manage(env, "shell", "-c", "from django.contrib.auth.models import User; "
+               "User.objects.create_user('ana', password='serve-test-pw')")
+        server = await asyncio.to_thread(start_serve, env, 2)
+        try:
+            assert len(server.worker_pids()) == 2
+            # A session made on one worker and a token work on whichever worker answers.
+            cookie = await asyncio.to_thread(_sign_in, server, "ana", "serve-test-pw")
+            answered_by = set()
+            for headers in [{"Cookie": cookie}] * 12 + [{"Authorization": f"Bearer {token}"}] * 12:
+                status, body, owner = await asyncio.to_thread(_get, server, "/console/memory/records/", headers)
+                assert status == 200 and b"Observation 49" in body
+                answered_by.add(owner)
+            assert answered_by == server.worker_pids()
+
+            # Sockets on both workers; each pushed event reaches each socket once, whichever
+            # worker took the push.
+            sockets: list[WsClient] = []
+            held: set[int] = set()
+            while held != server.worker_pids() and len(sockets) < 40:
+                client = await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}")
+                sockets.append(client)
+                held.add(server.owner_of(client.connection.local_address[1]))
+            assert held == server.worker_pids()
+            await asyncio.sleep(0.5)  # every socket has joined its worker's fan-out
+
+            marker = uuid.uuid4().hex
+            stored = []
+            for n in range(6):
+                event = {"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 1_700_000_000_000 + n,
+                         "data": {"realm": "default", "run_id": f"{marker}-{n}"}}
+                stored += (await asyncio.to_thread(post_events, server, event, env["MOBKIT_INGEST_TOKEN"]))["event_ids"]
+
+            for client in sockets:
+                received = [e["event_id"] for e in await client.events(quiet_s=1.5)
+                            if e["data"].get("run_id", "").startswith(marker)]
+                assert received == stored
+                await client.close()
+        finally:
+            await asyncio.to_thread(stop_serve, server)
