@@ -39,6 +39,7 @@ from memory_panel import conf
 
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
+from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows
 from memory_panel.store.utility import utility_rows
 
@@ -252,6 +253,10 @@ def realm_index(realm: str) -> RealmIndex | None:
     up with: that is "no index", never an error here. The direct read that follows then reports
     the realm itself, which an all-realm page skips (docs/realm-failures.md §1).
     """
+    return once_per_request(("realm_index", realm), lambda: _checked_index(realm))
+
+
+def _checked_index(realm: str) -> RealmIndex | None:
     try:
         return _ready_index(realm)
     except sqlite3.DatabaseError as error:

@@ -48,6 +48,7 @@ from memory_panel.store.realm_index import (
     write_generation,
 )
 from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_format
+from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
 
@@ -232,6 +233,10 @@ def search_index(realm: str) -> SearchIndex | None:
     cannot be caught up with (truncated, garbage) has no index: the records read that follows
     reports the realm (docs/realm-failures.md §1).
     """
+    return once_per_request(("search_index", realm), lambda: _checked_search_index(realm))
+
+
+def _checked_search_index(realm: str) -> SearchIndex | None:
     try:
         return _ready_search_index(realm)
     except sqlite3.DatabaseError as error:

@@ -155,3 +155,12 @@ def pairs(value: Any) -> list[tuple[str, str]]:
         (str(key), item if isinstance(item, str) else json.dumps(item, ensure_ascii=False))
         for key, item in value.items()
     ]
+
+
+@register.filter
+def served_by_asgi(request: Any) -> bool:
+    """Whether this request came through an ASGI server, which also serves the sockets live panels
+    need: Django's ASGI request has a scope, and a page request the ASGI server handed to the
+    WSGI handler keeps it in its environ (docs/serving.md §2). The test client and a plain WSGI
+    server have neither, and their pages stay static."""
+    return hasattr(request, "scope") or "asgi.scope" in getattr(request, "META", {})
