@@ -9,6 +9,11 @@ duplicates, and the server processes' CPU time per event.
 
 Layers: ``memory`` (InMemoryChannelLayer, one daphne), ``redis-pubsub`` and ``redis-core``
 (channels-redis's two layers, two daphnes sharing Redis, sockets and ingest split between them).
+``--server serve --workers N`` serves through ``bin/serve`` instead: N uvicorn workers on one port
+(the kernel spreads the sockets and the ingest connections over them; N > 1 needs a Redis layer).
+
+    .venv/bin/python bench/timeline_fanout.py --server serve --workers 2 --layers redis-pubsub \
+        --sockets 1000 --rate 20 --batch-frames
 Each run gets its own persistent_state and console database under a temporary directory. The
 sockets live in a few client processes so the measuring side is not the bottleneck.
 """
@@ -32,7 +37,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.servers import daphne_servers, deployment_env, manage  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+from tests.support.servers import daphne_servers, deployment_env, manage, start_serve, stop_serve  # noqa: E402
 
 STOP = "bench-stop"
 CLIENT_PROCESSES = 4
@@ -145,8 +152,22 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextmanager
+def _servers(env: dict[str, str], *, server: str, processes: int):
+    """The servers under test and a function giving their processes' pids (for their CPU time)."""
+    if server == "daphne":
+        with daphne_servers(env, processes) as servers:
+            yield servers, lambda: [s.process.pid for s in servers]
+        return
+    serve = start_serve(env, processes)
+    try:
+        yield [serve], lambda: sorted(serve.worker_pids())
+    finally:
+        stop_serve(serve)
+
+
 def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str,
-              batch_frames: bool) -> dict:
+              batch_frames: bool, server: str = "daphne", workers: int = 2) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
         state = Path(scratch) / "state"
         (state / "console").mkdir(parents=True)
@@ -156,15 +177,17 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
             _settings_module(Path(scratch), LAYER_BACKENDS[layer])
             extra.update(REDIS_URL=redis_url, PYTHONPATH=f"{scratch}:{REPO}")
             processes = 2
+        if server == "serve":
+            processes = workers
         env = deployment_env(state, **extra)
         if layer != "memory":
             env["DJANGO_SETTINGS_MODULE"] = "bench_settings"
         manage(env, "migrate", "--noinput")
         manage(env, "collectstatic", "--noinput", "-v0")  # the pages' asset manifest (as bin/demo does)
         auth = manage(env, "mobkit_token", "bench@example.test").strip().splitlines()[-1]
-        with daphne_servers(env, processes) as servers:
+        with _servers(env, server=server, processes=processes) as (servers, server_pids):
             query = f"auth_token={auth}" + ("&batch=1" if batch_frames else "")
-            urls = [f"{servers[i % processes].ws}/ws/console/events/?{query}" for i in range(sockets)]
+            urls = [f"{servers[i % len(servers)].ws}/ws/console/events/?{query}" for i in range(sockets)]
             ready, results = multiprocessing.Queue(), multiprocessing.Queue()
             groups = [urls[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
             workers = [multiprocessing.Process(target=_client_worker, args=(group, ready, results))
@@ -174,10 +197,11 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
             for _ in workers:
                 ready.get(timeout=120)
             time.sleep(0.5)
-            cpu_before = sum(_cpu_seconds(server.process.pid) for server in servers)
+            pids = server_pids()
+            cpu_before = sum(_cpu_seconds(pid) for pid in pids)
             sent, took = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds, batch)
             time.sleep(3)  # let the tail drain before the stop marker
-            server_cpu = sum(_cpu_seconds(server.process.pid) for server in servers) - cpu_before
+            server_cpu = sum(_cpu_seconds(pid) for pid in pids) - cpu_before
             stop = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
                                "data": {"realm": "bench", "run_id": STOP}})
             connection = http.client.HTTPConnection("127.0.0.1", servers[0].port, timeout=30)
@@ -208,16 +232,21 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help="events per ingest request (default 1)")
     parser.add_argument("--layers", default="memory,redis-pubsub,redis-core")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--server", choices=("daphne", "serve"), default="daphne",
+                        help="daphne processes (one per layer's process count) or bin/serve's uvicorn workers")
+    parser.add_argument("--workers", type=int, default=2, help="with --server serve: WORKERS")
     parser.add_argument("--batch-frames", action="store_true",
                         help="sockets ask for ?batch=1: one frame per tick instead of one per event")
     args = parser.parse_args()
     frames = "batch frames" if args.batch_frames else "one frame per event"
-    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request, {frames}")
+    served = "daphne" if args.server == "daphne" else f"bin/serve with {args.workers} uvicorn workers"
+    print(f"{args.sockets} sockets, {args.rate:g} events/s for {args.seconds:g} s, {args.batch} per request, {frames}, {served}")
     print(f"{'layer':<14}{'procs':>6}{'events':>8}{'rate/s':>8}{'delivered':>11}{'loss %':>8}{'dup':>6}"
           f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'cpu ms/event':>14}")
     for layer in args.layers.split(","):
         r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, batch=args.batch,
-                      redis_url=args.redis_url, batch_frames=args.batch_frames)
+                      redis_url=args.redis_url, batch_frames=args.batch_frames, server=args.server,
+                      workers=args.workers)
         print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}{r['duplicated']:>6}"
               f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}{r['cpu_ms_per_event']:>14.2f}", flush=True)
 
