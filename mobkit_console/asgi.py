@@ -30,11 +30,12 @@ from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
 from mobkit_console.accounts.channels import TokenAuthMiddleware  # noqa: E402
+from mobkit_console.serving import with_content_length  # noqa: E402
 from mobkit_console.timeline.follower import FollowRealmsMiddleware  # noqa: E402
 from mobkit_console.timeline.routing import http_urlpatterns as timeline_http  # noqa: E402
 from mobkit_console.timeline.routing import websocket_urlpatterns as timeline_sockets  # noqa: E402
 
-pages_app = WSGIMiddleware(get_wsgi_application(), workers=settings.MOBKIT_HTTP_THREADS)
+pages_app = with_content_length(WSGIMiddleware(get_wsgi_application(), workers=settings.MOBKIT_HTTP_THREADS))
 
 console_application = ProtocolTypeRouter(
     {

@@ -4,6 +4,7 @@ waiting (docs/serving.md §3), however many others are being answered meanwhile.
 from __future__ import annotations
 
 import http.client
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -41,3 +42,26 @@ def test_concurrent_holdings_never_answer_503_for_time_spent_waiting(tmp_path: P
             statuses = list(pool.map(lambda _: _holdings(server.port, token), range(CLIENTS * 2)))
 
     assert statuses == [200] * (CLIENTS * 2)
+
+
+def test_a_chunked_rpc_body_is_read_whole_by_the_page_handler(tmp_path: Path):
+    # Pages run on Django's WSGI handler, which reads exactly Content-Length bytes: a body sent in
+    # chunks, with no Content-Length, must still arrive whole (docs/serving.md §2).
+    state = tmp_path / "state"
+    (state / "console").mkdir(parents=True)
+    write_spread(state / "agent-memory", REALM, records=5, identities=1)
+    env = deployment_env(state)
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
+    call = b'{"jsonrpc":"2.0","id":7,"method":"mobkit/memory/panel/records","params":{"limit":2}}'
+
+    with daphne_servers(env, 1) as (server,):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        connection.request("POST", "/console/rpc", body=iter([call[:30], call[30:]]), encode_chunked=True,
+                           headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        response = connection.getresponse()
+        reply = json.loads(response.read())
+        connection.close()
+
+    assert response.status == 200
+    assert reply["id"] == 7 and len(reply["result"]["records"]) == 2
