@@ -83,7 +83,7 @@ def access_for_user(user: Any) -> Access:
     return access_for_subject(subject_for_user(user))
 
 
-def _can_administer(access: Access) -> bool:
+def can_administer(access: Access) -> bool:
     # docs/access.md §2.6 bootstrap: while disabled with no admins named, anyone may administer; once admins
     # exist, only they and access.admin grantees may, whether or not the config is enabled yet.
     if not access.available:
@@ -106,6 +106,6 @@ def access_status(access: Access) -> dict[str, Any]:
         "subject": access.subject,
         "groups": sorted(access.groups),
         "is_admin": access.is_admin,
-        "can_administer": _can_administer(access),
+        "can_administer": can_administer(access),
         "actions": list(ACCESS_ACTIONS),
     }

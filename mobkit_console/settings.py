@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "mobkit_console.rpc",
     "memory_panel",
     "mobkit_console.timeline",
+    "mobkit_console.audit",
 ]
 
 MIDDLEWARE = [
@@ -98,7 +99,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
-    # The console's two sync-only middlewares come last: Django then runs every middleware above in
+    # The console's sync-only middlewares come last: Django then runs every middleware above in
     # one worker-thread pass, where placed between async-capable ones each of those would cost its
     # own thread hop under ASGI (measured on a bare request through the chain, back when ingest was
     # a view: about a tenth of its CPU). Order is safe:
@@ -106,6 +107,7 @@ MIDDLEWARE = [
     # in process_view, which runs after every __call__.
     "mobkit_console.accounts.middleware.BearerTokenMiddleware",
     "mobkit_console.accounts.middleware.SignedInNoStoreMiddleware",
+    "mobkit_console.audit.middleware.AuditActorMiddleware",
 ]
 
 ROOT_URLCONF = "mobkit_console.urls"
@@ -178,6 +180,12 @@ MOBKIT_TIMELINE_FOLLOW_LEASE_S = 15.0
 # The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
 MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)
 MOBKIT_TIMELINE_MAX_AGE_DAYS = int(os.environ.get("MOBKIT_TIMELINE_MAX_AGE_DAYS", "").strip() or 30)
+
+# The access audit log (docs/audit-and-oidc.md): entries older than this many days are pruned in
+# the background (0 keeps them all). Queued entries are written every MOBKIT_AUDIT_FLUSH_INTERVAL_S
+# by a background thread (0: no thread; tests write them when an audit page is read).
+MOBKIT_AUDIT_RETENTION_DAYS = int(os.environ.get("MOBKIT_AUDIT_RETENTION_DAYS", "").strip() or 90)
+MOBKIT_AUDIT_FLUSH_INTERVAL_S = 0.25
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

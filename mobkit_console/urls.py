@@ -18,6 +18,7 @@ urlpatterns = [
     path("console/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("console/rpc", rpc_endpoint, name="console-rpc"),
     path("console/experience", experience, name="console-experience"),
+    path("", include("mobkit_console.audit.urls")),
     path("console/", include("memory_panel.urls")),
     path("", include("mobkit_console.timeline.urls")),
 ]

@@ -41,6 +41,7 @@ class BearerTokenMiddleware:
                 user = AnonymousUser()
             else:
                 request._dont_enforce_csrf_checks = True
+                request.sign_in = "token"  # how the audit log names this caller's sign-in
             request.user = user
 
             async def auser():

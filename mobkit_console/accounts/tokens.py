@@ -10,7 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
+from access.caller import subject_for_user
 from mobkit_console.accounts.models import ApiToken
+from mobkit_console.audit.services import Actor, audit_record
 
 TOKEN_PREFIX = "mkc_"
 PREFIX_SHOWN = 12
@@ -39,6 +41,8 @@ def token_issue(*, user: AbstractBaseUser) -> str:
     """A new bearer token for ``user``; only its hash is stored, so this is the one time it is seen."""
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, prefix=raw[:PREFIX_SHOWN], token_sha256=_digest(raw))
+    # docs/audit-and-oidc.md §1: tokens are made on the command line, so the entry names their owner.
+    audit_record(action="token.create", target=raw[:PREFIX_SHOWN], actor=Actor(subject=subject_for_user(user) or ""))
     return raw
 
 
