@@ -187,6 +187,19 @@ MOBKIT_TIMELINE_MAX_AGE_DAYS = int(os.environ.get("MOBKIT_TIMELINE_MAX_AGE_DAYS"
 MOBKIT_AUDIT_RETENTION_DAYS = int(os.environ.get("MOBKIT_AUDIT_RETENTION_DAYS", "").strip() or 90)
 MOBKIT_AUDIT_FLUSH_INTERVAL_S = 0.25
 
+# OpenID Connect (docs/audit-and-oidc.md §4-§6): with an issuer and an audience, JWT bearer tokens it
+# signed are accepted wherever a console token is; with a client id and secret too, browsers may
+# sign in through it. The subject claim names the access.toml subject; the groups claim, when set,
+# names access.toml groups.
+MOBKIT_OIDC_ISSUER = os.environ.get("MOBKIT_OIDC_ISSUER", "").strip() or None
+MOBKIT_OIDC_AUDIENCE = os.environ.get("MOBKIT_OIDC_AUDIENCE", "").strip() or None
+MOBKIT_OIDC_SUBJECT_CLAIM = os.environ.get("MOBKIT_OIDC_SUBJECT_CLAIM", "").strip() or "email"
+MOBKIT_OIDC_GROUPS_CLAIM = os.environ.get("MOBKIT_OIDC_GROUPS_CLAIM", "").strip() or None
+MOBKIT_OIDC_CLIENT_ID = os.environ.get("MOBKIT_OIDC_CLIENT_ID", "").strip() or None
+MOBKIT_OIDC_CLIENT_SECRET = os.environ.get("MOBKIT_OIDC_CLIENT_SECRET", "").strip() or None
+# A token naming a key id the cached JWKS lacks fetches the JWKS again, at most this often.
+MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 30.0
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

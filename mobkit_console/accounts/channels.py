@@ -7,10 +7,11 @@ from urllib.parse import parse_qs
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http.request import split_domain_port, validate_host
 
-from mobkit_console.accounts.tokens import user_for_token
+from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
+from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.origins import origin_parse
 
 
@@ -60,8 +61,8 @@ def cookie_origin_allowed(scope: dict) -> bool:
 class TokenAuthMiddleware:
     """Sets ``scope["user"]``: from the token when one is presented, else from the session cookie.
 
-    As over HTTP, a presented token decides alone; a bad one leaves the socket anonymous, and the
-    consumer closes it with 4401.
+    As over HTTP, a presented token decides alone; a bad one (a console token or a JWT, docs/audit-and-oidc.md §4)
+    leaves the socket anonymous, and the consumer closes it with 4401.
     """
 
     def __init__(self, inner) -> None:
@@ -77,5 +78,13 @@ class TokenAuthMiddleware:
             if not cookie_origin_allowed(scope):
                 return await self.inner(dict(scope, user=AnonymousUser()), receive, send)
             return await self.session_app(scope, receive, send)
-        user = await database_sync_to_async(user_for_token)(raw)
+        user = await database_sync_to_async(_bearer_user)(raw)
         return await self.inner(dict(scope, user=user or AnonymousUser()), receive, send)
+
+
+def _bearer_user(raw: str) -> AbstractBaseUser | None:
+    """The token's user; None for any token that does not sign in (the socket then closes 4401)."""
+    try:
+        return bearer_sign_in(raw).user
+    except (InvalidToken, IssuerUnavailable):
+        return None
