@@ -200,6 +200,18 @@ MOBKIT_OIDC_CLIENT_SECRET = os.environ.get("MOBKIT_OIDC_CLIENT_SECRET", "").stri
 # A token naming a key id the cached JWKS lacks fetches the JWKS again, at most this often.
 MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 30.0
 
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    # Answers only the OIDC callback, and only when the issuer and the client are configured.
+    "mobkit_console.accounts.oidc_browser.ConsoleOIDCBackend",
+]
+# mozilla-django-oidc: the authorization-code flow with PKCE (S256); endpoints come from discovery.
+OIDC_USE_PKCE = True
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "/console/login/?sign_in=failed"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

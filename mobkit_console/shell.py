@@ -11,6 +11,7 @@ from memory_panel.views.realm_choice import session_realm
 from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from access.caller import Access, access_for_user, subject_for_user
+from mobkit_console.accounts.oidc import oidc_browser_enabled
 
 # URL name -> the tab it belongs to; a biography belongs to Records.
 _TABS = {
@@ -41,7 +42,7 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     A view that already built the caller's Access may pass its own ``memory_nav``; view context
     wins over a context processor's.
     """
-    context: dict[str, object] = {"active_tab": _active_tab(request)}
+    context: dict[str, object] = {"active_tab": _active_tab(request), "oidc_sign_in": oidc_browser_enabled()}
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         context["subject"] = subject_for_user(user)

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http.request import split_domain_port, validate_host
 
 from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
+from mobkit_console.accounts.oidc_browser import session_groups
 from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.origins import origin_parse
 
@@ -58,6 +59,20 @@ def cookie_origin_allowed(scope: dict) -> bool:
     return origin == served and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
+class SessionGroupsMiddleware:
+    """Inside the session stack: a user signed in through the issuer keeps the groups it vouched for
+    (docs/audit-and-oidc.md §5), on sockets as over HTTP."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        groups = await database_sync_to_async(session_groups)(scope["session"])
+        if groups and scope["user"].is_authenticated:
+            scope["user"].access_groups = groups
+        return await self.inner(scope, receive, send)
+
+
 class TokenAuthMiddleware:
     """Sets ``scope["user"]``: from the token when one is presented, else from the session cookie.
 
@@ -67,7 +82,7 @@ class TokenAuthMiddleware:
 
     def __init__(self, inner) -> None:
         self.inner = inner
-        self.session_app = AuthMiddlewareStack(inner)
+        self.session_app = AuthMiddlewareStack(SessionGroupsMiddleware(inner))
 
     async def __call__(self, scope, receive, send):
         raw = token_from_scope(scope)

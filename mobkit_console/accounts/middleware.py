@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
 from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
+from mobkit_console.accounts.oidc_browser import session_groups
 from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.audit.services import Actor, audit_record
 
@@ -67,6 +68,9 @@ class BearerTokenMiddleware:
                 return user
 
             request.auser = auser
+        elif groups := session_groups(request.session):
+            # docs/audit-and-oidc.md §5: a browser signed in through the issuer keeps its groups.
+            request.user.access_groups = groups
         return self.get_response(request)
 
 

@@ -1,4 +1,4 @@
-"""JWT bearer tokens from the company's OpenID Connect issuer (docs/audit-and-oidc.md §4, §5).
+"""The company's OpenID Connect issuer: its JWT bearer tokens and ID tokens (docs/audit-and-oidc.md §4-§6).
 
 PyJWT checks everything: the signature against a key of the issuer's JWKS (found through its
 discovery document, cached, fetched again when a token names a key id it does not hold), the
@@ -49,13 +49,33 @@ def oidc_bearer_enabled() -> bool:
     return bool(settings.MOBKIT_OIDC_ISSUER and settings.MOBKIT_OIDC_AUDIENCE)
 
 
+def oidc_browser_enabled() -> bool:
+    """docs/audit-and-oidc.md §6: browsers may sign in through the issuer once it has a client for us."""
+    return bool(settings.MOBKIT_OIDC_ISSUER and settings.MOBKIT_OIDC_CLIENT_ID and settings.MOBKIT_OIDC_CLIENT_SECRET)
+
+
 def token_identity(raw: str) -> TokenIdentity:
     """Who a JWT bearer token names; InvalidToken saying why it is refused, IssuerUnavailable."""
-    claims = _issuer().claims(raw)
+    return identity_from_claims(verified_claims(raw, audience=settings.MOBKIT_OIDC_AUDIENCE))
+
+
+def identity_from_claims(claims: dict[str, Any]) -> TokenIdentity:
+    """The access.toml subject (MOBKIT_OIDC_SUBJECT_CLAIM) and groups a set of verified claims name."""
     subject = claims.get(settings.MOBKIT_OIDC_SUBJECT_CLAIM)
     if not isinstance(subject, str) or not subject.strip():
         raise InvalidToken(f"the token has no {settings.MOBKIT_OIDC_SUBJECT_CLAIM} claim")
     return TokenIdentity(subject=subject.strip(), groups=claim_groups(claims))
+
+
+def verified_claims(raw: str, *, audience: str) -> dict[str, Any]:
+    """The claims of a JWT the configured issuer signed for ``audience`` (a bearer token's audience,
+    or the client id for a browser sign-in's ID token); InvalidToken or IssuerUnavailable."""
+    return _issuer().claims(raw, audience=audience)
+
+
+def issuer_document() -> dict[str, Any]:
+    """The configured issuer's discovery document (cached; IssuerUnavailable when it cannot be read)."""
+    return _issuer().document()
 
 
 def claim_groups(claims: dict[str, Any]) -> frozenset[str]:
@@ -83,19 +103,23 @@ def discovery(issuer: str) -> dict[str, Any]:
 
 
 class _Issuer:
-    """One issuer's keys: the discovery document, re-read hourly, and PyJWT's cached JWKS client."""
+    """One issuer: its discovery document, re-read hourly, and PyJWT's JWKS client for its keys."""
 
-    def __init__(self, issuer: str, audience: str) -> None:
+    def __init__(self, issuer: str) -> None:
         self.issuer = issuer
-        self.audience = audience
+        self._document: dict[str, Any] = {}
         self._jwks: jwt.PyJWKClient | None = None
         self._fetched_at = 0.0
         self._lock = threading.Lock()
 
+    def document(self) -> dict[str, Any]:
+        self._keys()
+        return self._document
+
     def _keys(self) -> jwt.PyJWKClient:
         with self._lock:
             if self._jwks is None or time.monotonic() - self._fetched_at > DISCOVERY_TTL_S:
-                document = discovery(self.issuer)
+                self._document = document = discovery(self.issuer)
                 # The key set is cached (5 minutes) and fetched again for an unknown kid; single keys
                 # are not cached apart from it, so a key the issuer withdrew stops verifying with it.
                 self._jwks = jwt.PyJWKClient(
@@ -107,14 +131,14 @@ class _Issuer:
                 self._fetched_at = time.monotonic()
             return self._jwks
 
-    def claims(self, raw: str) -> dict[str, Any]:
+    def claims(self, raw: str, *, audience: str) -> dict[str, Any]:
         try:
             key = self._keys().get_signing_key_from_jwt(raw)
             return jwt.decode(
                 raw,
                 key.key,
                 algorithms=list(ALGORITHMS),
-                audience=self.audience,
+                audience=audience,
                 issuer=self.issuer,
                 leeway=LEEWAY_S,
                 options={"require": ["exp", "iss", "aud"]},
@@ -125,13 +149,15 @@ class _Issuer:
             raise InvalidToken(str(error)) from error
 
 
-_issuers: dict[tuple[str, str], _Issuer] = {}
+_issuers: dict[str, _Issuer] = {}
 _issuers_lock = threading.Lock()
 
 
 def _issuer() -> _Issuer:
-    key = (settings.MOBKIT_OIDC_ISSUER, settings.MOBKIT_OIDC_AUDIENCE)
+    issuer = settings.MOBKIT_OIDC_ISSUER
+    if not issuer:
+        raise IssuerUnavailable("MOBKIT_OIDC_ISSUER is not set")
     with _issuers_lock:
-        if key not in _issuers:
-            _issuers[key] = _Issuer(*key)
-        return _issuers[key]
+        if issuer not in _issuers:
+            _issuers[issuer] = _Issuer(issuer)
+        return _issuers[issuer]

@@ -16,7 +16,7 @@ from mobkit_console.audit.services import NOBODY, Actor, actor_for, audit_entry,
 # The console's own sign-in backends, as the audit log names the way a session began.
 _SESSION_BACKENDS = {
     "django.contrib.auth.backends.ModelBackend": "password",
-    "mobkit_console.accounts.oidc.ConsoleOIDCBackend": "oidc",
+    "mobkit_console.accounts.oidc_browser.ConsoleOIDCBackend": "oidc",
 }
 
 
@@ -55,7 +55,9 @@ def sign_in_failed(*, credentials: dict[str, Any], request: HttpRequest | None =
     # Django passes the credentials with secrets masked; the username tried is the subject claimed.
     claimed = str(credentials.get("username") or "")
     actor = replace(actor_for(request), subject=claimed) if request is not None else Actor(subject=claimed)
-    audit_record(action="sign_in", outcome="failed", actor=actor)
+    # The OIDC callback authenticates with the sign-in's PKCE verifier, a password form with a username.
+    method = "oidc" if "code_verifier" in credentials else "password"
+    audit_record(action="sign_in", outcome="failed", detail={"method": method}, actor=actor)
 
 
 def access_reloaded(*, added: list[str], removed: list[str], revision: str, **_: Any) -> None:

@@ -161,7 +161,7 @@ class TestIssuer:
             f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">' for k, v in query.items()
         )
         page = (
-            "<!doctype html><title>Test provider</title><h1>Test provider</h1>"
+            '<!doctype html><title>Test provider</title><link rel="icon" href="data:,"><h1>Test provider</h1>'
             f'<form method="post" action="{urlsplit(self.url).path}/authorize">{hidden}'
             '<label>Login <input name="login"></label><button type="submit">Continue</button></form>'
         )
