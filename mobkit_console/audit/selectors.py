@@ -34,9 +34,13 @@ class AuditPage:
     next_cursor: int | None  # the id the next page starts below; None on the last page
 
 
+def audit_readable(*, user: Any, access: Access) -> bool:
+    """Console admins (Django superusers) and whoever may administer access.toml (docs/audit-and-oidc.md §3)."""
+    return getattr(user, "is_superuser", False) or can_administer(access)
+
+
 def require_audit_reader(*, user: Any, access: Access) -> None:
-    """Console admins (Django superusers) and whoever may administer access.toml; others are denied."""
-    if not (getattr(user, "is_superuser", False) or can_administer(access)):
+    if not audit_readable(user=user, access=access):
         raise AccessDenied("access.admin", None)
 
 

@@ -234,3 +234,8 @@ def test_a_quarantined_body_whose_read_cannot_be_recorded_is_refused_other_reads
     with connection.cursor() as cursor:
         cursor.execute("DROP TRIGGER audit_refused")
     assert entries_for(audit_entries(_client(ROOT)), "quarantine.body.read") == []
+
+
+def test_the_audit_tab_shows_to_its_readers_alone(world, auditors):
+    assert b'href="/console/audit/"' in _client(AUDITOR).get("/console/").content
+    assert b'href="/console/audit/"' not in _client(USER).get("/console/").content
