@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.dispatch import Signal
 from django.http import HttpRequest
 
 from access.caller import Access
@@ -65,12 +67,24 @@ def access_reloaded(*, added: list[str], removed: list[str], revision: str, **_:
     audit_record(action="access.reload", detail={"added": added, "removed": removed, "revision": revision}, actor=NOBODY)
 
 
+RECEIVERS: tuple[tuple[Signal, Callable[..., None]], ...] = (
+    (memory.quarantined_bodies_read, quarantined_bodies_read),
+    (memory.access_denied, access_denied),
+    (memory.records_exported, records_exported),
+    (memory.records_searched, records_searched),
+    (user_logged_in, signed_in),
+    (user_login_failed, sign_in_failed),
+    (access_config_reloaded, access_reloaded),
+)
+DISPATCH_UID = "mobkit_console.audit"
+
+
 def connect() -> None:
-    uid = "mobkit_console.audit"
-    memory.quarantined_bodies_read.connect(quarantined_bodies_read, dispatch_uid=uid)
-    memory.access_denied.connect(access_denied, dispatch_uid=uid)
-    memory.records_exported.connect(records_exported, dispatch_uid=uid)
-    memory.records_searched.connect(records_searched, dispatch_uid=uid)
-    user_logged_in.connect(signed_in, dispatch_uid=uid)
-    user_login_failed.connect(sign_in_failed, dispatch_uid=uid)
-    access_config_reloaded.connect(access_reloaded, dispatch_uid=uid)
+    for signal, receiver in RECEIVERS:
+        signal.connect(receiver, dispatch_uid=DISPATCH_UID)
+
+
+def disconnect() -> None:
+    """The audit log stops listening (bench/audit.py times pages with it off)."""
+    for signal, _ in RECEIVERS:
+        signal.disconnect(dispatch_uid=DISPATCH_UID)
