@@ -51,6 +51,13 @@ def test_the_quarantine_queue_records_each_body_it_previews(world, auditors):
     assert world["quarantined"].id in read
 
 
+def test_a_search_snippet_of_a_quarantined_body_is_a_recorded_read(world, auditors):
+    found = call(_client(REVIEWER), PANEL + "search", {"query": "funds", "status": "quarantined"}).result["records"]
+    assert [r["id"] for r in found] == [world["quarantined"].id]
+    [entry] = entries_for(audit_entries(_client(ROOT)), "quarantine.body.read")
+    assert (entry["subject"], entry["target"]) == (REVIEWER, world["quarantined"].id)
+
+
 def test_a_denial_is_recorded_with_the_missing_action_on_pages_and_rpc(world, auditors):
     record = world["quarantined"]
     reader = _client(USER)
