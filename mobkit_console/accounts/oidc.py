@@ -24,6 +24,8 @@ ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384")
 LEEWAY_S = 30
 DISCOVERY_TTL_S = 3600.0
 FETCH_TIMEOUT_S = 5.0
+# The subject becomes a console username (accounts/tokens.py user_for_subject): Django's limit.
+SUBJECT_MAX = 150
 
 
 class InvalidToken(Exception):
@@ -64,6 +66,8 @@ def identity_from_claims(claims: dict[str, Any]) -> TokenIdentity:
     subject = claims.get(settings.MOBKIT_OIDC_SUBJECT_CLAIM)
     if not isinstance(subject, str) or not subject.strip():
         raise InvalidToken(f"the token has no {settings.MOBKIT_OIDC_SUBJECT_CLAIM} claim")
+    if len(subject.strip()) > SUBJECT_MAX:
+        raise InvalidToken(f"the {settings.MOBKIT_OIDC_SUBJECT_CLAIM} claim is longer than {SUBJECT_MAX} characters")
     return TokenIdentity(subject=subject.strip(), groups=claim_groups(claims))
 
 

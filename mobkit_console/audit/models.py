@@ -17,7 +17,6 @@ ACTIONS = (
     "token.create",
     "access.reload",
 )
-OUTCOMES = ("ok", "denied", "failed", "partial")
 
 
 class AppendOnly(Exception):
@@ -48,7 +47,7 @@ class AuditEntry(models.Model):
     realm = models.CharField(max_length=255, blank=True)
     # A record id, an identity, a token prefix: never record text.
     target = models.CharField(max_length=255, blank=True)
-    outcome = models.CharField(max_length=16)
+    outcome = models.CharField(max_length=16)  # ok | denied | failed | partial (docs/audit-and-oidc.md §1)
     detail = models.JSONField(default=dict)
 
     objects = AuditEntryQuerySet.as_manager()

@@ -147,3 +147,14 @@ async def test_sockets_take_jwts_and_refuse_bad_ones(oidc_issuer, world):
 
     assert await who(oidc_issuer.mint(email=ANA)) == ANA
     assert await who(oidc_issuer.mint(email=ANA, exp=int(time.time()) - 120)) is None
+
+
+def test_a_subject_too_long_for_a_console_user_is_401(oidc_issuer, world):
+    _refused(_get(EXPERIENCE, oidc_issuer.mint(email="a" * 140 + "@example.test")))
+
+
+def test_an_unreachable_issuer_is_503_not_a_guess(oidc_issuer, world, settings):
+    settings.MOBKIT_OIDC_ISSUER = "http://127.0.0.1:9/realms/gone"  # nothing listens on the discard port
+    token = oidc_issuer.mint(email=ANA, iss=settings.MOBKIT_OIDC_ISSUER)
+    response = _get(EXPERIENCE, token)
+    assert response.status_code == 503 and response.json()["error"] == "issuer_unavailable"
