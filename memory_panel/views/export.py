@@ -9,6 +9,7 @@ disconnects closes the generator, which closes the realm connections it used.
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import io
 import json
@@ -63,8 +64,12 @@ def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
     query = asked.query
     walked = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
     asked_for = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
-    rows = _counted(walked, lambda count, complete: announce(
-        records_exported, access=access, realm=asked.realm, format=fmt, filters=asked_for, rows=count, complete=complete,
+    # The download ends after the view returned, perhaps on another thread: announce it in the
+    # request's context, so listeners see this request (its caller) and not whichever ran last.
+    context = contextvars.copy_context()
+    rows = _counted(walked, lambda count, complete: context.run(
+        announce, records_exported, access=access, realm=asked.realm, format=fmt, filters=asked_for, rows=count,
+        complete=complete,
     ))
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"

@@ -56,7 +56,8 @@ def actor_for(request: HttpRequest, *, user: Any = None) -> Actor:
 
 
 def actor_set(actor: Actor) -> None:
-    # Not reset when the response returns: a streamed export records its entry after that.
+    # Not reset when the response returns: a streamed export records its entry after that, in a
+    # copy of the request's context (memory_panel/views/export.py).
     _actor.set(actor)
 
 
