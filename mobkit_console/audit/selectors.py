@@ -17,6 +17,7 @@ from mobkit_console.audit.models import ACTIONS, AuditEntry
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 FILTER_PARAMS = ("subject", "action", "realm", "since", "until")
+FILTER_MAX_CHARS = 255  # the longest value a filtered column holds
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ def require_audit_reader(*, user: Any, access: Access) -> None:
 def audit_filter_parse(params: dict[str, str]) -> AuditFilter:
     """The filters of a query string; InvalidParams naming the parameter that is wrong."""
     text = {name: params.get(name, "").strip() or None for name in FILTER_PARAMS}
+    for name, value in text.items():
+        if value is not None and (len(value) > FILTER_MAX_CHARS or not value.isprintable()):
+            raise InvalidParams(f"{name} must be printable text of at most {FILTER_MAX_CHARS} characters")
     if text["action"] is not None and text["action"] not in ACTIONS:
         raise InvalidParams(f"action must be one of {', '.join(ACTIONS)}, not '{text['action']}'")
     return AuditFilter(

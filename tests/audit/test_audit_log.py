@@ -9,7 +9,6 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -17,7 +16,7 @@ from access.config import refresh_access_config
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
 from mobkit_console.audit.models import AppendOnly, AuditEntry
 from mobkit_console.audit.services import audit_entry, audit_flush, audit_prune
-from tests.support.audit import AUDIT_NDJSON, AUDIT_PAGE, audit_entries, entries_for
+from tests.support.audit import AUDIT_NDJSON, AUDIT_PAGE, audit_entries, audit_writes_refused, entries_for
 from tests.support.clients import signed_in_client, user_with_subject
 from tests.support.postures import AUDITOR, AUDITORS, REVIEWER, ROOT, USER, write_access_toml
 from tests.support.rpc import PANEL, call
@@ -211,6 +210,8 @@ def test_pages_follow_next_to_the_end_and_filters_narrow(world, auditors):
     ({"action": "records.delete"}, (AUDIT_PAGE, AUDIT_NDJSON)),
     ({"since": "yesterday"}, (AUDIT_PAGE, AUDIT_NDJSON)),
     ({"until": "2026-13-40"}, (AUDIT_PAGE, AUDIT_NDJSON)),
+    ({"subject": "a\x00b"}, (AUDIT_PAGE, AUDIT_NDJSON)),
+    ({"realm": "r" * 300}, (AUDIT_PAGE, AUDIT_NDJSON)),
     ({"cursor": "abc"}, (AUDIT_PAGE,)),
     ({"cursor": "0"}, (AUDIT_PAGE,)),
 ])
@@ -223,23 +224,17 @@ def test_bad_filters_are_a_clear_400(world, auditors, query, paths):
 
 
 def test_a_quarantined_body_whose_read_cannot_be_recorded_is_refused_other_reads_go_on(world, auditors):
-    # A real write failure: the database itself refuses every new audit row.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TEMP TRIGGER audit_refused BEFORE INSERT ON audit_auditentry BEGIN SELECT RAISE(ABORT, 'disk full'); END"
-        )
     reviewer = _client(REVIEWER)
-    refused = reviewer.get(f"/console/memory/records/{world['quarantined'].id}/")
-    assert refused.status_code == 503 and QUARANTINED_BODY.encode() not in refused.content
-    assert reviewer.get("/console/memory/quarantine/").status_code == 503
-    over_rpc = call(reviewer, PANEL + "record", {"memory_id": world["quarantined"].id}).error
-    assert over_rpc["data"] == {"kind": "audit_unavailable"}
+    with audit_writes_refused():
+        refused = reviewer.get(f"/console/memory/records/{world['quarantined'].id}/")
+        assert refused.status_code == 503 and QUARANTINED_BODY.encode() not in refused.content
+        assert reviewer.get("/console/memory/quarantine/").status_code == 503
+        over_rpc = call(reviewer, PANEL + "record", {"memory_id": world["quarantined"].id}).error
+        assert over_rpc["data"] == {"kind": "audit_unavailable"}
 
-    assert reviewer.get(f"/console/memory/records/{world['tea'].id}/").status_code == 200
-    assert reviewer.get("/console/memory/records/", {"q": "tea"}).status_code == 200
-    audit_flush()  # the search's entry is lost, and logged: the search itself was answered
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER audit_refused")
+        assert reviewer.get(f"/console/memory/records/{world['tea'].id}/").status_code == 200
+        assert reviewer.get("/console/memory/records/", {"q": "tea"}).status_code == 200
+        audit_flush()  # the search's entry is lost, and logged: the search itself was answered
     assert entries_for(audit_entries(_client(ROOT)), "quarantine.body.read") == []
 
 
