@@ -30,7 +30,7 @@ from django.test import Client
 from memory_panel.simulator.demo import DemoSummary, seed_demo
 from memory_panel.store.realms import forget_realm_connections
 from mobkit_console.audit import services as audit_services
-from tests.support.oidc import AUDIENCE, CLIENT_ID, CLIENT_SECRET, TestIssuer
+from tests.support.oidc import AUDIENCE, CLIENT_ID, CLIENT_SECRET, LoopbackIssuer
 from tests.support.clients import local_part_user, signed_in_client, user_with_subject
 from tests.support.postures import BY_NAME, READER, USER, write_access_toml
 from tests.support.realm_guard import allow_realm_aliases
@@ -159,10 +159,10 @@ def rpc(console: Client) -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture
-def oidc_issuer(settings) -> Iterator[TestIssuer]:
+def oidc_issuer(settings) -> Iterator[LoopbackIssuer]:
     """A test OpenID Connect provider on loopback (tests/support/oidc.py), and the console pointed at it
     for bearer JWTs (audience ``AUDIENCE``) and browser sign-in (``CLIENT_ID`` / ``CLIENT_SECRET``)."""
-    issuer = TestIssuer().start()
+    issuer = LoopbackIssuer().start()
     settings.MOBKIT_OIDC_ISSUER = issuer.url
     settings.MOBKIT_OIDC_AUDIENCE = AUDIENCE
     settings.MOBKIT_OIDC_CLIENT_ID = CLIENT_ID

@@ -44,7 +44,7 @@ class Grant:
 
 
 @dataclass
-class TestIssuer:
+class LoopbackIssuer:
     """The provider's state; ``url`` is its issuer identifier once ``start`` has run."""
 
     url: str = ""
@@ -101,7 +101,7 @@ class TestIssuer:
 
     # --- the server -----------------------------------------------------------------------
 
-    def start(self) -> TestIssuer:
+    def start(self) -> LoopbackIssuer:
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
