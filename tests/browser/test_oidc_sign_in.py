@@ -48,7 +48,7 @@ def test_sign_in_through_the_provider_with_its_groups_then_sign_out(
     page.get_by_role("link", name="Sign in with your company account").click()
     page.get_by_label("Login").fill("root")
     page.get_by_role("button", name="Continue").click()
-    page.wait_for_url("**/console/")  # no page was asked for this time: the console's first page
+    page.wait_for_url("**/console/memory/quarantine/")  # the page asked for before signing in
     browser.goto("/console/audit/?action=sign_in")
     rows = page.locator("tr[data-audit-id]").all_inner_texts()
     assert any(ANA in row and "oidc" in row and "ok" in row for row in rows), rows
