@@ -65,12 +65,14 @@ def subject_for_user(user: Any) -> str | None:
     return email or user.get_username()
 
 
-def access_for_subject(subject: str | None) -> Access:
+def access_for_subject(subject: str | None, *, vouched_groups: frozenset[str] = frozenset()) -> Access:
+    """``vouched_groups``: groups an identity provider's token names for the subject; those
+    access.toml defines count as if the subject were listed among their members."""
     loaded = current_access_config()
     config = loaded.config
     return Access(
         subject=subject,
-        groups=groups_for_subject(config, subject),
+        groups=groups_for_subject(config, subject) | (vouched_groups & config.groups.keys()),
         enforced=loaded.available and config.enabled,
         is_admin=is_admin(config, subject),
         config=config,
@@ -80,10 +82,11 @@ def access_for_subject(subject: str | None) -> Access:
 
 
 def access_for_user(user: Any) -> Access:
-    return access_for_subject(subject_for_user(user))
+    # ``access_groups``: set on a user signed in by an identity provider's token or session.
+    return access_for_subject(subject_for_user(user), vouched_groups=getattr(user, "access_groups", frozenset()))
 
 
-def _can_administer(access: Access) -> bool:
+def can_administer(access: Access) -> bool:
     # docs/access.md §2.6 bootstrap: while disabled with no admins named, anyone may administer; once admins
     # exist, only they and access.admin grantees may, whether or not the config is enabled yet.
     if not access.available:
@@ -106,6 +109,6 @@ def access_status(access: Access) -> dict[str, Any]:
         "subject": access.subject,
         "groups": sorted(access.groups),
         "is_admin": access.is_admin,
-        "can_administer": _can_administer(access),
+        "can_administer": can_administer(access),
         "actions": list(ACCESS_ACTIONS),
     }

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .engine import AccessConfig, AccessConfigError, normalize_for_memory_actions, parse_access_config
+from .signals import announce_reload
 
 logger = logging.getLogger("access")
 
@@ -111,6 +112,7 @@ class _Watcher:
             self._missing_logged = False
             if (stat.st_mtime_ns, stat.st_size, stat.st_ino) == self._signature:
                 return
+            previous = self.loaded
             try:
                 self.loaded, self._signature = _read(self.path)
             except AccessConfigError as error:
@@ -119,6 +121,7 @@ class _Watcher:
                 logger.error("%s: %s; keeping the last good access config", self.path, error)
                 return
             logger.info("reloaded access config %s (revision %s)", self.path, self.loaded.revision)
+            announce_reload(previous=previous.config, current=self.loaded.config, revision=self.loaded.revision)
 
 
 _watcher: _Watcher | None = None

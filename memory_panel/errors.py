@@ -57,6 +57,13 @@ class StoreFailed(PanelError):
         self.reason = reason if reason is not None else message
 
 
+class AuditRefused(PanelError):
+    """A quarantined body whose read could not be recorded in the audit log: not shown (fail closed)."""
+
+    def __init__(self) -> None:
+        super().__init__("audit log unavailable: a quarantined body is shown only once its read is recorded")
+
+
 class BackendUnavailable(PanelError):
     """The ledger's state file exists but cannot be read (MobKit's "memory backend unavailable")."""
 

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "mobkit_console.rpc",
     "memory_panel",
     "mobkit_console.timeline",
+    "mobkit_console.audit",
 ]
 
 MIDDLEWARE = [
@@ -102,7 +103,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
-    # The console's two sync-only middlewares come last: Django then runs every middleware above in
+    # The console's sync-only middlewares come last: Django then runs every middleware above in
     # one worker-thread pass, where placed between async-capable ones each of those would cost its
     # own thread hop under ASGI (measured on a bare request through the chain, back when ingest was
     # a view: about a tenth of its CPU). Order is safe:
@@ -110,6 +111,7 @@ MIDDLEWARE = [
     # in process_view, which runs after every __call__.
     "mobkit_console.accounts.middleware.BearerTokenMiddleware",
     "mobkit_console.accounts.middleware.SignedInNoStoreMiddleware",
+    "mobkit_console.audit.middleware.AuditActorMiddleware",
 ]
 
 ROOT_URLCONF = "mobkit_console.urls"
@@ -182,6 +184,37 @@ MOBKIT_TIMELINE_FOLLOW_LEASE_S = 15.0
 # The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
 MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)
 MOBKIT_TIMELINE_MAX_AGE_DAYS = int(os.environ.get("MOBKIT_TIMELINE_MAX_AGE_DAYS", "").strip() or 30)
+
+# The access audit log (docs/audit-and-oidc.md): entries older than this many days are pruned in
+# the background (0 keeps them all). Queued entries are written every MOBKIT_AUDIT_FLUSH_INTERVAL_S
+# by a background thread (0: no thread; tests write them when an audit page is read).
+MOBKIT_AUDIT_RETENTION_DAYS = int(os.environ.get("MOBKIT_AUDIT_RETENTION_DAYS", "").strip() or 90)
+MOBKIT_AUDIT_FLUSH_INTERVAL_S = 0.25
+
+# OpenID Connect (docs/audit-and-oidc.md §4-§6): with an issuer and an audience, JWT bearer tokens it
+# signed are accepted wherever a console token is; with a client id and secret too, browsers may
+# sign in through it. The subject claim names the access.toml subject; the groups claim, when set,
+# names access.toml groups.
+MOBKIT_OIDC_ISSUER = os.environ.get("MOBKIT_OIDC_ISSUER", "").strip() or None
+MOBKIT_OIDC_AUDIENCE = os.environ.get("MOBKIT_OIDC_AUDIENCE", "").strip() or None
+MOBKIT_OIDC_SUBJECT_CLAIM = os.environ.get("MOBKIT_OIDC_SUBJECT_CLAIM", "").strip() or "email"
+MOBKIT_OIDC_GROUPS_CLAIM = os.environ.get("MOBKIT_OIDC_GROUPS_CLAIM", "").strip() or None
+MOBKIT_OIDC_CLIENT_ID = os.environ.get("MOBKIT_OIDC_CLIENT_ID", "").strip() or None
+MOBKIT_OIDC_CLIENT_SECRET = os.environ.get("MOBKIT_OIDC_CLIENT_SECRET", "").strip() or None
+# A token naming a key id the cached JWKS lacks fetches the JWKS again, at most this often.
+MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 30.0
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    # Answers only the OIDC callback, and only when the issuer and the client are configured.
+    "mobkit_console.accounts.oidc_browser.ConsoleOIDCBackend",
+]
+# mozilla-django-oidc: the authorization-code flow with PKCE (S256); endpoints come from discovery.
+OIDC_USE_PKCE = True
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "/console/login/?sign_in=failed"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -11,6 +11,8 @@ from memory_panel.views.realm_choice import session_realm
 from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from access.caller import Access, access_for_user, subject_for_user
+from mobkit_console.accounts.oidc import oidc_browser_enabled
+from mobkit_console.audit.selectors import audit_readable
 
 # URL name -> the tab it belongs to; a biography belongs to Records.
 _TABS = {
@@ -26,6 +28,7 @@ _TABS = {
     "console-timeline": "timeline",
     "memory-ledger": "ledger",
     "memory-recall": "recall",
+    "console-audit": "audit",
 }
 
 
@@ -41,11 +44,13 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     A view that already built the caller's Access may pass its own ``memory_nav``; view context
     wins over a context processor's.
     """
-    context: dict[str, object] = {"active_tab": _active_tab(request)}
+    context: dict[str, object] = {"active_tab": _active_tab(request), "oidc_sign_in": oidc_browser_enabled()}
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
+        access = access_for_user(user)
         context["subject"] = subject_for_user(user)
-        context["memory_nav"] = memory_nav(access_for_user(user))
+        context["memory_nav"] = memory_nav(access)
+        context["can_read_audit"] = audit_readable(user=user, access=access)
         # The header's realm switcher, on every page (docs/daily-use.md §3).
         context["realm_choices"] = realm_names()
         context["realm_choice"] = session_realm(request)

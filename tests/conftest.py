@@ -29,6 +29,8 @@ from django.test import Client
 
 from memory_panel.simulator.demo import DemoSummary, seed_demo
 from memory_panel.store.realms import forget_realm_connections
+from mobkit_console.audit import services as audit_services
+from tests.support.oidc import AUDIENCE, CLIENT_ID, CLIENT_SECRET, LoopbackIssuer
 from tests.support.clients import local_part_user, signed_in_client, user_with_subject
 from tests.support.postures import BY_NAME, READER, USER, write_access_toml
 from tests.support.realm_guard import allow_realm_aliases
@@ -59,6 +61,14 @@ def _isolated_realm_connections(monkeypatch, django_db_blocker):
     allow_realm_aliases(monkeypatch, django_db_blocker)
     yield
     forget_realm_connections()
+
+
+@pytest.fixture(autouse=True)
+def _audit_queue_per_test(monkeypatch, settings):
+    # Each test starts with an empty audit queue and no writer thread: its entries are written when
+    # an audit page is read (or audit_flush is called), on the test's own database connection.
+    settings.MOBKIT_AUDIT_FLUSH_INTERVAL_S = 0
+    monkeypatch.setattr(audit_services, "_writer", audit_services._Writer())
 
 
 @pytest.fixture
@@ -146,3 +156,17 @@ def console(db) -> Client:
 @pytest.fixture
 def rpc(console: Client) -> Callable[..., dict[str, Any]]:
     return partial(call_ok, console)
+
+
+@pytest.fixture
+def oidc_issuer(settings) -> Iterator[LoopbackIssuer]:
+    """A test OpenID Connect provider on loopback (tests/support/oidc.py), and the console pointed at it
+    for bearer JWTs (audience ``AUDIENCE``) and browser sign-in (``CLIENT_ID`` / ``CLIENT_SECRET``)."""
+    issuer = LoopbackIssuer().start()
+    settings.MOBKIT_OIDC_ISSUER = issuer.url
+    settings.MOBKIT_OIDC_AUDIENCE = AUDIENCE
+    settings.MOBKIT_OIDC_CLIENT_ID = CLIENT_ID
+    settings.MOBKIT_OIDC_CLIENT_SECRET = CLIENT_SECRET
+    settings.MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 0.0
+    yield issuer
+    issuer.stop()

@@ -10,6 +10,7 @@ from memory_panel.api.panel import PANEL
 from memory_panel.cursor import parse_search_cursor
 from memory_panel.search_text import parse_query
 from memory_panel.selectors import search
+from memory_panel.signals import announce, records_searched
 from memory_panel.wire.params import LISTS_DEFAULT_LIMIT, LISTS_MAX_LIMIT, parse_limit, parse_realm, record_filter
 from memory_panel.wire.results import search_result_json
 
@@ -23,6 +24,7 @@ def panel_search(params: dict[str, Any], *, access: Access) -> dict[str, Any]:
     filters = record_filter(params)
     if filters.status is None:  # the contract: status defaults to active
         filters = replace(filters, status="active")
+    announce(records_searched, access=access, realm=realm, query=query.text, surface="rpc")
     page = search.record_search(
         access=access,
         realm=realm,

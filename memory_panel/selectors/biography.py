@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import AccessDenied, NotFound
+from memory_panel.signals import require_body_read_recorded
 from memory_panel.selectors.injections import InjectionRow, record_injections
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
@@ -46,6 +47,7 @@ def _biography(access: Access, realm: str, memory_id: str) -> RecordBiography | 
     record = decode_record(realm, row)
     if not record_visible(access, record):
         raise AccessDenied(record_denial_action(access, record), record.id)
+    require_body_read_recorded(access=access, records=[record])
     chain = supersede_chain(access=access, realm=realm, memory_id=memory_id)
     # docs/access.md §2.8: who was given the record, and in which session, is that identity's business.
     injections = [row for row in record_injections(alias, realm, memory_id) if identity_visible(access, row.identity)]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import AccessDenied, InvalidParams, NotFound
+from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import full_rows
@@ -86,6 +87,7 @@ def _full_record(access: Access, alias: str, realm: str, memory_id: str) -> Memo
     record = decode_record(realm, row)
     if not record_visible(access, record):
         raise AccessDenied(record_denial_action(access, record), record.id)
+    require_body_read_recorded(access=access, records=[record])
     return record
 
 

@@ -9,6 +9,7 @@ from django.db.models.functions import Substr
 
 from memory_panel.errors import InvalidParams
 from memory_panel.models import PendingPromotion, Record
+from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
@@ -86,7 +87,10 @@ def quarantine_queue(
             read.append(name)
     records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=not oldest_first)
     shown = records[:limit]
-    return QuarantineQueue(shown, promotions, read, _previews(shown) if with_previews else {})
+    if not with_previews:
+        return QuarantineQueue(shown, promotions, read)
+    require_body_read_recorded(access=access, records=shown)
+    return QuarantineQueue(shown, promotions, read, _previews(shown))
 
 
 def _previews(records: list[MemoryRecord]) -> dict[tuple[str, str], str]:

@@ -18,6 +18,7 @@ from memory_panel.cursor import SearchCursor
 from memory_panel.errors import UnknownRealm
 from memory_panel.models import Record
 from memory_panel.search_text import SearchQuery, highlight, snippet
+from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import panel_realms, records_by_id
@@ -160,4 +161,6 @@ def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]]) ->
                 title=highlight(record.title, query),
             )
         )
+    # A snippet quotes the body: a reviewer's quarantined match is a quarantined body read.
+    require_body_read_recorded(access=access, records=[result.record for result in results])
     return results

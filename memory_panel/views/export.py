@@ -9,6 +9,7 @@ disconnects closes the generator, which closes the realm connections it used.
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import io
 import json
@@ -25,7 +26,8 @@ from memory_panel.search_text import SearchQuery
 from memory_panel.selectors import records as record_selectors, search as search_selectors
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import panel_realms
-from memory_panel.views.memory import records_query
+from memory_panel.signals import announce, records_exported
+from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
 from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
@@ -57,9 +59,18 @@ def records_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
 
 
 def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
-    asked = records_query(request.GET.dict(), access=access, realm=chosen_realm(request))
+    params = request.GET.dict()
+    asked = records_query(params, access=access, realm=chosen_realm(request))
     query = asked.query
-    rows = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
+    walked = export_rows(access=access, realm=asked.realm, filters=asked.filters, query=query)
+    asked_for = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    # The download ends after the view returned, perhaps on another thread: announce it in the
+    # request's context, so listeners see this request (its caller) and not whichever ran last.
+    context = contextvars.copy_context()
+    rows = _counted(walked, lambda count, complete: context.run(
+        announce, records_exported, access=access, realm=asked.realm, format=fmt, filters=asked_for, rows=count,
+        complete=complete,
+    ))
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
     response = StreamingHttpResponse(_streamed(request, lines), content_type=content_type)
@@ -97,6 +108,19 @@ def export_rows(
             _close_realm_connections(realm)
 
     return rows()
+
+
+def _counted(rows: Iterator[dict[str, Any]], done: Callable[[int, bool], None]) -> Iterator[dict[str, Any]]:
+    """``rows`` passed through; ``done(count, complete)`` once the download ends, finished or cut short."""
+    count, complete = 0, False
+    try:
+        for row in rows:
+            yield row
+            count += 1
+        complete = True
+    finally:
+        rows.close()
+        done(count, complete)
 
 
 def _close_realm_connections(realm: str | None) -> None:

@@ -27,6 +27,7 @@ from memory_panel.selectors import record_utility, records as record_selectors, 
 from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
+from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
@@ -161,6 +162,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         # A plain form submit sends every field: the URL leaves the empty ones out.
         kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
         return HttpResponseRedirect(records_url(**state, **kept))
+    if query is not None:
+        announce(records_searched, access=access, realm=realm, query=query.text, surface="page")
     read_page, cursor = _records_reader(params, asked, sort)
     fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
     page = section(read_page, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)

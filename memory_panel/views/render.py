@@ -20,7 +20,8 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from memory_panel.errors import AccessDenied, InvalidParams, NotFound, PanelError, StoreFailed
+from memory_panel.errors import AccessDenied, AuditRefused, InvalidParams, NotFound, PanelError, StoreFailed
+from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
 from memory_panel.store.rows import noting_skipped_realms, skipped_realms
 from access.caller import access_for_user
@@ -30,6 +31,7 @@ HTTP_STATUS: tuple[tuple[type[PanelError], int], ...] = (
     (InvalidParams, 400),
     (AccessDenied, 403),
     (NotFound, 404),
+    (AuditRefused, 503),
     (StoreFailed, 503),
 )
 
@@ -87,12 +89,16 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        access = access_for_user(request.user)
         try:
             try:
                 with noting_skipped_realms():
-                    return view(request, access_for_user(request.user), *args, **kwargs)
+                    return view(request, access, *args, **kwargs)
             except DatabaseError as failure:  # a busy, damaged or too-slow realm: say so, no 500
                 raise store_failed(failure) from failure
+        except AccessDenied as error:
+            announce(access_denied, access=access, action=error.action, resource=error.resource)
+            return error_page(request, error)
         except PanelError as error:
             return error_page(request, error)
 

@@ -7,10 +7,12 @@ from urllib.parse import parse_qs
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http.request import split_domain_port, validate_host
 
-from mobkit_console.accounts.tokens import user_for_token
+from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
+from mobkit_console.accounts.oidc_browser import session_groups
+from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.origins import origin_parse
 
 
@@ -57,16 +59,30 @@ def cookie_origin_allowed(scope: dict) -> bool:
     return origin == served and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
+class SessionGroupsMiddleware:
+    """Inside the session stack: a user signed in through the issuer keeps the groups it vouched for
+    (docs/audit-and-oidc.md §5), on sockets as over HTTP."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        groups = await database_sync_to_async(session_groups)(scope["session"])
+        if groups and scope["user"].is_authenticated:
+            scope["user"].access_groups = groups
+        return await self.inner(scope, receive, send)
+
+
 class TokenAuthMiddleware:
     """Sets ``scope["user"]``: from the token when one is presented, else from the session cookie.
 
-    As over HTTP, a presented token decides alone; a bad one leaves the socket anonymous, and the
-    consumer closes it with 4401.
+    As over HTTP, a presented token decides alone; a bad one (a console token or a JWT, docs/audit-and-oidc.md §4)
+    leaves the socket anonymous, and the consumer closes it with 4401.
     """
 
     def __init__(self, inner) -> None:
         self.inner = inner
-        self.session_app = AuthMiddlewareStack(inner)
+        self.session_app = AuthMiddlewareStack(SessionGroupsMiddleware(inner))
 
     async def __call__(self, scope, receive, send):
         raw = token_from_scope(scope)
@@ -77,5 +93,13 @@ class TokenAuthMiddleware:
             if not cookie_origin_allowed(scope):
                 return await self.inner(dict(scope, user=AnonymousUser()), receive, send)
             return await self.session_app(scope, receive, send)
-        user = await database_sync_to_async(user_for_token)(raw)
+        user = await database_sync_to_async(_bearer_user)(raw)
         return await self.inner(dict(scope, user=user or AnonymousUser()), receive, send)
+
+
+def _bearer_user(raw: str) -> AbstractBaseUser | None:
+    """The token's user; None for any token that does not sign in (the socket then closes 4401)."""
+    try:
+        return bearer_sign_in(raw).user
+    except (InvalidToken, IssuerUnavailable):
+        return None

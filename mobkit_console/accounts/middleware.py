@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from django.contrib.auth.models import AnonymousUser
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
-from mobkit_console.accounts.tokens import user_for_token
+from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
+from mobkit_console.accounts.oidc_browser import session_groups
+from mobkit_console.accounts.tokens import bearer_sign_in
+from mobkit_console.audit.services import Actor, audit_record
+
+logger = logging.getLogger("mobkit_console.accounts")
 
 
 def token_from_request(request: HttpRequest) -> str | None:
@@ -22,8 +28,10 @@ def token_from_request(request: HttpRequest) -> str | None:
 class BearerTokenMiddleware:
     """Replaces the session user with the token's user when a request carries a token.
 
-    A request that presents a token is judged by that token alone: a bad one leaves the caller
-    anonymous even if a session cookie came along, and the view decides between 401 and a redirect.
+    A request that presents a token is judged by that token alone: a bad console token leaves the
+    caller anonymous even if a session cookie came along, and the view decides between 401 and a
+    redirect; a JWT that fails its checks is answered 401 here, with ``WWW-Authenticate`` naming
+    ``invalid_token`` (docs/audit-and-oidc.md §4). Either failure is a failed sign-in in the audit log.
     A request authenticated by token carries no session cookie for a forger to ride, so CSRF
     checks are skipped for it. CsrfViewMiddleware makes its decision in process_view, which
     Django runs only after every middleware's __call__ has run, so the flag set here is seen
@@ -36,18 +44,47 @@ class BearerTokenMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         raw = token_from_request(request)
         if raw is not None:
-            user = user_for_token(raw)
+            try:
+                signed = bearer_sign_in(raw)
+            except InvalidToken as error:
+                _sign_in_failed(request, "jwt", str(error))
+                return invalid_token_response(str(error))
+            except IssuerUnavailable as error:
+                logger.warning("OIDC issuer unavailable: %s", error)
+                return JsonResponse(
+                    {"error": "issuer_unavailable", "message": "the identity provider's keys cannot be fetched now"},
+                    status=503,
+                )
+            user = signed.user
             if user is None:
+                _sign_in_failed(request, signed.method, "unknown token")
                 user = AnonymousUser()
             else:
                 request._dont_enforce_csrf_checks = True
+                request.sign_in = signed.method  # how the audit log names this caller's sign-in
             request.user = user
 
             async def auser():
                 return user
 
             request.auser = auser
+        elif groups := session_groups(request.session):
+            # docs/audit-and-oidc.md §5: a browser signed in through the issuer keeps its groups.
+            request.user.access_groups = groups
         return self.get_response(request)
+
+
+def invalid_token_response(reason: str) -> HttpResponse:
+    """RFC 6750 §3: 401, ``WWW-Authenticate: Bearer error="invalid_token"`` and why, as JSON too."""
+    response = JsonResponse({"error": "invalid_token", "error_description": reason}, status=401)
+    described = "".join(c for c in reason if c.isascii() and c.isprintable() and c not in '"\\')
+    response["WWW-Authenticate"] = f'Bearer error="invalid_token", error_description="{described}"'
+    return response
+
+
+def _sign_in_failed(request: HttpRequest, method: str, reason: str) -> None:
+    client = request.META.get("REMOTE_ADDR", "")
+    audit_record(action="sign_in", outcome="failed", detail={"method": method, "reason": reason}, actor=Actor(client=client))
 
 
 class SignedInNoStoreMiddleware:

@@ -1,16 +1,24 @@
-"""Issuing and resolving API tokens; the HTTP and WebSocket middlewares both resolve through here."""
+"""Issuing and resolving bearer tokens; the HTTP and WebSocket middlewares both resolve through here.
+
+A bearer token is a console token (``mkc_…``, issued here) or, when an OpenID Connect issuer is
+configured, a JWT it signed (``oidc.py``, docs/audit-and-oidc.md §4).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
+from access.caller import subject_for_user
 from mobkit_console.accounts.models import ApiToken
+from mobkit_console.accounts.oidc import InvalidToken, looks_like_jwt, oidc_bearer_enabled, token_identity
+from mobkit_console.audit.services import Actor, audit_record
 
 TOKEN_PREFIX = "mkc_"
 PREFIX_SHOWN = 12
@@ -39,6 +47,8 @@ def token_issue(*, user: AbstractBaseUser) -> str:
     """A new bearer token for ``user``; only its hash is stored, so this is the one time it is seen."""
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, prefix=raw[:PREFIX_SHOWN], token_sha256=_digest(raw))
+    # docs/audit-and-oidc.md §1: tokens are made on the command line, so the entry names their owner.
+    audit_record(action="token.create", target=raw[:PREFIX_SHOWN], actor=Actor(subject=subject_for_user(user) or ""))
     return raw
 
 
@@ -55,3 +65,24 @@ def user_for_token(raw: str) -> AbstractBaseUser | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user
 
+
+
+@dataclass(frozen=True)
+class BearerSignIn:
+    user: AbstractBaseUser | None  # None: an unknown or empty console token
+    method: str  # "token" or "jwt", as the audit log names it
+
+
+def bearer_sign_in(raw: str) -> BearerSignIn:
+    """The user a bearer token signs in. A JWT that fails its checks raises InvalidToken (and
+    IssuerUnavailable when the issuer's keys cannot be fetched) instead of reading as anonymous."""
+    raw = raw.strip()
+    if not (oidc_bearer_enabled() and looks_like_jwt(raw)):
+        return BearerSignIn(user_for_token(raw), "token")
+    identity = token_identity(raw)
+    user = user_for_subject(identity.subject)
+    if not user.is_active:
+        raise InvalidToken("the account of this subject is deactivated")
+    # docs/audit-and-oidc.md §5: the groups the issuer vouches for join the subject's access.toml groups.
+    user.access_groups = identity.groups
+    return BearerSignIn(user, "jwt")

@@ -45,6 +45,7 @@ _CODES: tuple[tuple[type[panel.PanelError], int], ...] = (
     (panel.ReadOnly, READ_ONLY),
     (panel.BackendUnavailable, MEMORY_BACKEND_UNAVAILABLE),
     (panel.StoreFailed, INTERNAL_ERROR),
+    (panel.AuditRefused, INTERNAL_ERROR),
 )
 
 
@@ -58,6 +59,8 @@ def rpc_error_for(error: panel.PanelError) -> RpcError:
         data = {"kind": "access_denied", "action": error.action, "resource": error.resource}
     elif isinstance(error, panel.ReadOnly):
         data = {"kind": "read_only"}
+    elif isinstance(error, panel.AuditRefused):
+        data = {"kind": "audit_unavailable"}
     return RpcError(code, error.message, data)
 
 

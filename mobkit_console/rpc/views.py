@@ -18,7 +18,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from memory_panel.errors import PanelError
+from memory_panel.errors import AccessDenied, PanelError
+from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
 from access.caller import Access, access_for_user
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
@@ -115,6 +116,8 @@ def _dispatch(call: Any, access: Access, *, refused: RpcError | None = None) -> 
     except RpcError as error:
         return None if is_notification else _error_body(request_id, error)
     except PanelError as error:
+        if isinstance(error, AccessDenied):
+            announce(access_denied, access=access, action=error.action, resource=error.resource)
         return None if is_notification else _error_body(request_id, rpc_error_for(error))
     except DatabaseError as error:
         # docs/wire-contract.md §1.5: MobKit's mapping is unknown; store failures read as internal errors.

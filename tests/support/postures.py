@@ -19,6 +19,7 @@ USER = "user@example.test"
 NO_OPERATOR = "partial@example.test"
 SCOUT_READER = "scout@example.test"
 NOBODY = "nobody@example.test"
+AUDITOR = "auditor@example.test"
 
 # Agents.
 SCOUT = "identity:scout"
@@ -87,6 +88,19 @@ BARE_REVIEWER = HEADER + REVIEWS
 ADMIN_READS = HEADER + READS
 # Reads on identity:scout alone, no unscoped read; no groups.
 SCOUT_ONLY = ADMIN_ONLY_HEADER + SCOUT_ONLY_RULE
+
+# Readers read, reviewers review, and one subject who is no admin holds access.admin (the audit log's readers).
+AUDITORS = (
+    HEADER
+    + READS
+    + REVIEWS
+    + f"""
+[[rules]]
+id = "auditor-administers"
+subjects = ["{AUDITOR}"]
+actions = ["access.admin"]
+"""
+)
 
 # The RPC and gate tables' postures, each with the subject that calls under it ("open": no access.toml).
 CALLERS: dict[str, tuple[str | None, str]] = {
@@ -230,6 +244,7 @@ BY_NAME: dict[str, str] = {
     **POSTURES,
     "bare_reviewer": BARE_REVIEWER,
     "admin": ADMIN_READS,
+    "auditors": AUDITORS,
     "scout_only": SCOUT_ONLY,
     "standard": STANDARD,
     "role_and_label_scoped": ROLE_AND_LABEL_SCOPED,

@@ -1,0 +1,123 @@
+"""Browser sign-in through the OpenID Connect issuer: the authorization-code flow with PKCE,
+by mozilla-django-oidc (docs/audit-and-oidc.md §6).
+
+The library expects the provider's endpoints as settings; the console reads them from the issuer's
+discovery document instead (one variable to configure), and checks the ID token with the same
+PyJWT code as bearer tokens, with the client id as audience and the nonce of this sign-in.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
+from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
+
+from mobkit_console.accounts.oidc import (
+    InvalidToken,
+    IssuerUnavailable,
+    identity_from_claims,
+    issuer_document,
+    oidc_browser_enabled,
+    verified_claims,
+)
+from mobkit_console.accounts.tokens import user_for_subject
+
+logger = logging.getLogger("mobkit_console.accounts")
+
+# The session key holding the groups the issuer vouched for at sign-in (docs/audit-and-oidc.md §5).
+SESSION_GROUPS = "mobkit_oidc_groups"
+
+
+def session_groups(session: Any) -> frozenset[str]:
+    groups = session.get(SESSION_GROUPS)
+    return frozenset(groups) if isinstance(groups, list) else frozenset()
+
+
+class ConsoleOIDCBackend(OIDCAuthenticationBackend):
+    """Signs in the subject the ID token (and userinfo) name, as the access.toml subject."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Django builds every backend for every sign-in, password ones too: nothing is read here,
+        # so a console without OIDC needs none of the library's settings.
+        self.UserModel = get_user_model()
+
+    def authenticate(self, request: HttpRequest | None, **kwargs: Any) -> Any:
+        if request is None or not oidc_browser_enabled() or "code_verifier" not in kwargs:
+            return None  # not the OIDC callback: a password sign-in, say
+        try:
+            document = issuer_document()
+        except IssuerUnavailable:
+            return None
+        self.OIDC_OP_TOKEN_ENDPOINT = document["token_endpoint"]
+        self.OIDC_OP_USER_ENDPOINT = document.get("userinfo_endpoint")
+        self.OIDC_RP_CLIENT_ID = settings.MOBKIT_OIDC_CLIENT_ID
+        self.OIDC_RP_CLIENT_SECRET = settings.MOBKIT_OIDC_CLIENT_SECRET
+        try:
+            return super().authenticate(request, **kwargs)
+        except (SuspiciousOperation, requests.RequestException) as error:
+            # A refused token or an unreachable provider: a failed sign-in (audited), not an error page.
+            logger.warning("OIDC sign-in failed: %s", error)
+            return None
+
+    def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            claims = verified_claims(token, audience=settings.MOBKIT_OIDC_CLIENT_ID)
+        except (InvalidToken, IssuerUnavailable) as error:
+            raise SuspiciousOperation(f"ID token refused: {error}") from error
+        if claims.get("nonce") != kwargs.get("nonce"):
+            raise SuspiciousOperation("ID token refused: the nonce is not this sign-in's")
+        self.id_claims = claims
+        return claims
+
+    def get_userinfo(self, access_token: str, id_token: str, payload: dict[str, Any]) -> dict[str, Any]:
+        # The ID token's claims, completed by userinfo when the issuer has it (userinfo wins: fresher).
+        userinfo = super().get_userinfo(access_token, id_token, payload) if self.OIDC_OP_USER_ENDPOINT else {}
+        return {**payload, **userinfo}
+
+    def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> Any:
+        claims = self.get_userinfo(access_token, id_token, payload)
+        try:
+            identity = identity_from_claims(claims)
+        except InvalidToken as error:
+            raise SuspiciousOperation(str(error)) from error
+        user = user_for_subject(identity.subject)
+        user.access_groups = identity.groups
+        return user
+
+
+class ConsoleOIDCAuthenticationRequestView(OIDCAuthenticationRequestView):
+    """``/console/oidc/authenticate/``: off (404) unless browser sign-in is configured."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super(OIDCAuthenticationRequestView, self).__init__(*args, **kwargs)
+        self.OIDC_RP_CLIENT_ID = settings.MOBKIT_OIDC_CLIENT_ID
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if not oidc_browser_enabled():
+            raise Http404("sign-in through an identity provider is not configured")
+        try:
+            self.OIDC_OP_AUTH_ENDPOINT = issuer_document()["authorization_endpoint"]
+        except (IssuerUnavailable, KeyError) as error:
+            raise Http404("the identity provider cannot be reached") from error
+        return super().get(request)
+
+
+class ConsoleOIDCCallbackView(OIDCAuthenticationCallbackView):
+    """``/console/oidc/callback/``: keeps the groups the issuer vouched for in the new session."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if not oidc_browser_enabled():
+            raise Http404("sign-in through an identity provider is not configured")
+        return super().get(request)
+
+    def login_success(self) -> HttpResponse:
+        response = super().login_success()
+        self.request.session[SESSION_GROUPS] = sorted(getattr(self.user, "access_groups", ()))
+        return response
