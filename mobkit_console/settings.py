@@ -103,12 +103,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
-    # The console's sync-only middlewares come last: Django then runs every middleware above in
-    # one worker-thread pass, where placed between async-capable ones each of those would cost its
-    # own thread hop under ASGI (measured on a bare request through the chain, back when ingest was
-    # a view: about a tenth of its CPU). Order is safe:
-    # the bearer user replaces the session's after AuthenticationMiddleware, and CSRF reads its flag
-    # in process_view, which runs after every __call__.
+    # The console's sync-only middlewares come last. Pages run on the WSGI handler, where order
+    # costs nothing; the exports and the event stream run on the ASGI handler, which then runs every
+    # middleware above in one thread pass instead of a thread hop each (docs/serving.md §2). Order is
+    # safe: the bearer user replaces the session's after AuthenticationMiddleware, and CSRF reads
+    # its flag in process_view, which runs after every __call__.
     "mobkit_console.accounts.middleware.BearerTokenMiddleware",
     "mobkit_console.accounts.middleware.SignedInNoStoreMiddleware",
     "mobkit_console.audit.middleware.AuditActorMiddleware",
