@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.templatetags.panel_format import age, author_label, human_bytes, pairs, relative_ms
+from django.urls import reverse
+
+from memory_panel.templatetags.panel_format import age, author_label, human_bytes, pairs, record_url, relative_ms
 
 NOW = 1_767_225_600_000
 
@@ -42,3 +44,13 @@ def test_author_label_and_pairs_never_trip_on_odd_json():
     assert author_label("nonsense") == "unknown"
     assert pairs({"items": [1, 2], "session_id": "s-1"}) == [("items", "[1, 2]"), ("session_id", "s-1")]
     assert pairs(["not", "an", "object"]) == []
+
+
+@pytest.mark.parametrize("memory_id", [
+    "mem-1796220070913974387-1d8d-1d570-dceb7cdfdbe40b7d", "a.b_c-d", ".", "..", "...",
+    "a b", "x/y", "ü", "~", "%41", "<script>", "a?b#c",
+])
+def test_a_record_link_is_what_reverse_gives_for_any_id(memory_id: str):
+    # Lists build each row's link without resolving the URLconf; the link must not differ.
+    assert record_url(memory_id) == reverse("memory-record", args=[memory_id])
+    assert record_url(memory_id, "team:blue") == reverse("memory-record", args=[memory_id]) + "?realm=team%3Ablue"
