@@ -11,7 +11,8 @@ console the way an operator would — one ``daphne`` process (``--server daphne`
   ``--pages`` pages;
 - ``rpc``: every client calls ``mobkit/capabilities`` (the fixed cost of a JSON-RPC request);
 - ``export``: every client downloads ``records.ndjson`` whole, and the longest wait for the next
-  byte (the stall) is reported beside the latency.
+  byte (the stall) is reported beside the latency;
+- ``path``: every client GETs ``--path`` (a deep records page with its cursor, say) again and again.
 
 It prints requests, answers >= 500, requests per second and p50/p99/max latency per run, and
 exits 1 when any answer was >= 500 or a request failed. ``--with-redis`` gives bin/serve the
@@ -52,7 +53,7 @@ from tests.support.worlds import write_spread  # noqa: E402
 
 REALM = "bench"
 MORE = re.compile(r'id="records-more".*?href="\?([^"]+)"', re.S)
-SCENARIOS = ("holdings", "records", "rpc", "export")
+SCENARIOS = ("holdings", "records", "rpc", "export", "path")
 
 
 @dataclass
@@ -85,7 +86,8 @@ def timed_get(connection: http.client.HTTPConnection, path: str, headers: dict[s
     return response.status, b"".join(parts), time.perf_counter() - began, stall
 
 
-def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tally: Tally, pages: int) -> None:
+def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tally: Tally, pages: int,
+                fixed_path: str) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     more: str | None = None
@@ -104,6 +106,7 @@ def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tal
                 "holdings": f"/console/memory/?realm={REALM}",
                 "export": f"/console/memory/records.ndjson?realm={REALM}",
                 "records": f"/console/memory/records/?{more}" if more else f"/console/memory/records/?realm={REALM}",
+                "path": fixed_path,
             }[scenario]
             status, body, seconds, stall = timed_get(connection, path, headers)
             tally.add(status, seconds, stall)
@@ -121,10 +124,10 @@ def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tal
     connection.close()
 
 
-def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int) -> Tally:
+def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int, fixed_path: str = "") -> Tally:
     tally = Tally()
     stop = threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(port, token, scenario, stop, tally, pages))
+    threads = [threading.Thread(target=client_loop, args=(port, token, scenario, stop, tally, pages, fixed_path))
                for _ in range(clients)]
     for thread in threads:
         thread.start()
@@ -157,6 +160,7 @@ def main() -> int:
     parser.add_argument("--clients", default="1,16", help="comma-separated client counts, each its own run")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--pages", type=int, default=20, help="records: pages walked before starting over")
+    parser.add_argument("--path", default="/console/memory/records/", help="the path scenario's URL")
     parser.add_argument("--server", choices=("daphne", "serve"), default="daphne")
     parser.add_argument("--workers", type=int, default=2, help="bin/serve's WORKERS")
     parser.add_argument("--with-redis", action="store_true", help="REDIS_URL=redis://127.0.0.1:6379/9")
@@ -193,9 +197,9 @@ def main() -> int:
     try:
         # One request first, so index builds and caches are not in the figures.
         for scenario in args.scenario.split(","):
-            run(port, token, scenario, 1, 2, args.pages)
+            run(port, token, scenario, 1, 2, args.pages, args.path)
             for clients in (int(c) for c in args.clients.split(",")):
-                tally = run(port, token, scenario, clients, args.seconds, args.pages)
+                tally = run(port, token, scenario, clients, args.seconds, args.pages, args.path)
                 server = "daphne" if args.server == "daphne" else f"bin/serve x{args.workers}"
                 ok &= report(f"{scenario} {clients:>3} clients ({server})", tally, args.seconds)
     finally:
