@@ -6,6 +6,7 @@ import logging
 from typing import Callable
 
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.backends.base import SessionBase
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
@@ -63,6 +64,7 @@ class BearerTokenMiddleware:
                 request._dont_enforce_csrf_checks = True
                 request.sign_in = signed.method  # how the audit log names this caller's sign-in
             request.user = user
+            request.session = TokenSession()
 
             async def auser():
                 return user
@@ -72,6 +74,32 @@ class BearerTokenMiddleware:
             # docs/audit-and-oidc.md §5: a browser signed in through the issuer keeps its groups.
             request.user.access_groups = groups
         return self.get_response(request)
+
+
+class TokenSession(SessionBase):
+    """A token caller's session: it lasts the request and is never stored or sent as a cookie.
+
+    A program signs every request with its token; a page's choices (the realm it asked for) mean
+    nothing to its next request, and storing a session per request would fill the database.
+    """
+
+    def load(self) -> dict:
+        return {}
+
+    def exists(self, session_key: str) -> bool:
+        return False
+
+    def create(self) -> None:
+        pass
+
+    def save(self, must_create: bool = False) -> None:
+        pass
+
+    def delete(self, session_key: str | None = None) -> None:
+        pass
+
+    # SessionMiddleware stores a session, and sets its cookie, only when it was modified.
+    modified = property(lambda self: False, lambda self, value: None)
 
 
 def invalid_token_response(reason: str) -> HttpResponse:

@@ -65,3 +65,16 @@ def test_token_requests_skip_csrf_but_session_posts_do_not(token):
     session_client = Client(enforce_csrf_checks=True)
     session_client.force_login(get_user_model().objects.create_user("sam", password="a-long-password-1"))
     assert session_client.post("/console/logout/").status_code == 403
+
+
+def test_a_token_caller_choosing_a_realm_gets_no_stored_session(token, realm_writer):
+    # ?realm= is remembered in a browser's session; a program signs every request with its token,
+    # so its choice lasts the request: no session row, no cookie, whatever it asks for.
+    from django.contrib.sessions.models import Session
+
+    realm_writer("default").close()
+    for _ in range(3):
+        response = Client().get("/console/memory/records/", {"realm": "default"}, HTTP_AUTHORIZATION=f"Bearer {token}")
+        assert response.status_code == 200
+        assert "sessionid" not in response.cookies
+    assert Session.objects.count() == 0
