@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from memory_panel.cursor import SearchCursor
 from memory_panel.errors import UnknownRealm
-from memory_panel.models import Record
 from memory_panel.search_text import SearchQuery, highlight, snippet
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord
@@ -137,26 +136,24 @@ def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]]) ->
     by_realm: dict[str, list[str]] = {}
     for hit, name in page:
         by_realm.setdefault(name, []).append(hit.memory_id)
-    rows: dict[tuple[str, str], tuple[MemoryRecord, str]] = {}
+    rows: dict[tuple[str, str], MemoryRecord] = {}
     for name, ids in by_realm.items():
         try:
             alias = realm_alias(name)
         except UnknownRealm:
             continue
-        bodies = dict(Record.objects.using(alias).filter(memory_id__in=ids).values_list("memory_id", "body"))
-        for record in records_by_id(alias, name, ids):
-            rows[(name, record.id)] = (record, bodies.get(record.id, ""))
+        for record in records_by_id(alias, name, ids, with_body=True):
+            rows[(name, record.id)] = record
     results = []
     for hit, name in page:
-        found = rows.get((name, hit.memory_id))
-        if found is None or not record_visible(access, found[0]):
+        record = rows.get((name, hit.memory_id))
+        if record is None or not record_visible(access, record):
             continue  # gone, or changed since the index was caught up: the realm file decides
-        record, body = found
         results.append(
             SearchResult(
                 record=record,
                 score=-hit.bm25,
-                snippet=snippet(query, title=record.title, body=body, tags=record.tags),
+                snippet=snippet(query, title=record.title, body=record.body or "", tags=record.tags),
                 title=highlight(record.title, query),
             )
         )
