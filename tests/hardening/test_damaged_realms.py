@@ -150,3 +150,17 @@ def test_an_export_cut_off_by_a_realm_damaged_mid_walk_ends_with_an_error_line(t
         assert all("title" in json.loads(line) for line in lines[:-1])
         assert len(lines) - 1 == 5  # the first page, then the error
         assert json.loads(lines[-1])["error"]["realm"] == "bad", params
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_search_skips_a_damaged_realm_and_names_it_alone_as_records_does(two_realms, client_signed_in, how):
+    rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "fact"})  # both search indexes built
+    damage(two_realms[1].path, how)
+    result = rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "fact"})["result"]
+    assert [row["title"] for row in result["records"]] == ["Good realm fact"]
+    assert result["realms"] == ["good"]
+    page = client_signed_in.get("/console/memory/records/", {"q": "fact"})
+    assert page.status_code == 200 and "<code>bad</code>" in page.content.decode()
+    for method, params in (("search", {"query": "fact"}), ("records", {})):
+        error = rpc(client_signed_in, f"mobkit/memory/panel/{method}", {**params, "realm": "bad"})["error"]
+        assert error["code"] == -32001 and error["data"]["realm"] == "bad" and error["data"]["reason"], method
