@@ -204,3 +204,71 @@ def test_an_emptied_file_still_denies_over_rpc(access_toml, agent_memory_dir, cl
     refresh_access_config()
     reply = client.post("/console/rpc", request, content_type="application/json").json()
     assert reply["error"]["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": None}
+
+
+SCOUT_ONLY = f"""enabled = true
+admins = ["{ROOT}"]
+
+[[rules]]
+id = "view-all"
+subjects = ["*"]
+actions = ["agent.view"]
+
+[[rules]]
+id = "scout-only"
+subjects = ["{READER}"]
+actions = ["agent.memory.read"]
+agents = ["identity:scout"]
+
+[[rules]]
+id = "never-lead"
+effect = "deny"
+subjects = ["{READER}"]
+actions = ["agent.memory.read"]
+agents = ["identity:lead"]
+"""
+
+
+def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch):
+    """A save that truncates and writes in steps: the prefix cut before `agents` parses, unscoped."""
+    monkeypatch.setattr("access.config.RECHECK_INTERVAL_S", 0)  # every call is a check of the file
+    path = access_toml(SCOUT_ONLY)
+    assert current_access_config().config.rules[1].agents == ("identity:scout",)
+    edited = SCOUT_ONLY.replace('id = "never-lead"', 'id = "never-lead-or-luka"').replace(
+        'agents = ["identity:lead"]', 'agents = ["identity:lead", "identity:luka"]'
+    )
+    cut = edited.index('agents = ["identity:scout"]')
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.truncate(0)
+        handle.write(edited[:cut])  # a prefix that parses: scout-only is unscoped, never-lead gone
+        handle.flush()
+        for _ in range(3):
+            assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+        handle.write(edited[cut:])
+    assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+    time.sleep(0.6)  # STABLE_FOR_S: the whole file, read twice apart, now applies
+    assert [rule.id for rule in current_access_config().config.rules][-1] == "never-lead-or-luka"
+    assert not access_for_subject(READER).allows("agent.memory.read", "identity:luka")
+    assert access_for_subject(READER).allows("agent.memory.read", "identity:scout")
+
+
+def test_a_reload_logs_the_rule_ids_it_added_removed_and_changed(access_toml, caplog):
+    access_toml(SCOUT_ONLY)
+    current_access_config()
+    edited = SCOUT_ONLY.replace('id = "never-lead"', 'id = "never-luka"').replace(
+        'actions = ["agent.view"]', 'actions = ["agent.view", "mob.observe"]'
+    )
+    access_toml(edited)
+    with caplog.at_level(logging.INFO, logger="access"):
+        refresh_access_config()
+    assert "rules added: never-luka; rules removed: never-lead; rules changed: view-all" in caplog.text
+
+
+def test_rule_changes_names_added_removed_and_changed_ids():
+    from access.config import RuleChanges, rule_changes
+    from access.engine import AccessConfig, Rule
+
+    before = AccessConfig(rules=(Rule("a", actions=("agent.view",)), Rule("b", actions=("agent.view",))))
+    after = AccessConfig(rules=(Rule("b", actions=("agent.view",), agents=("x",)), Rule("c", actions=("agent.view",))))
+    assert rule_changes(before, after) == RuleChanges(added=("c",), removed=("a",), changed=("b",))
+    assert not rule_changes(after, after)
