@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from access.caller import access_for_subject
 from access.config import current_access_config, refresh_access_config
-from tests.support.postures import READER, ROOT, everyone_may
+from tests.support.postures import READER, ROOT, SCOUT_READ_LEAD_DENIED, everyone_may
 
 REPO = Path(__file__).resolve().parents[2]
 WITH_OPERATOR = everyone_may("agent.view", "agent.memory.read", "operator.memory.read")
@@ -206,35 +206,13 @@ def test_an_emptied_file_still_denies_over_rpc(access_toml, agent_memory_dir, cl
     assert reply["error"]["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": None}
 
 
-SCOUT_ONLY = f"""enabled = true
-admins = ["{ROOT}"]
-
-[[rules]]
-id = "view-all"
-subjects = ["*"]
-actions = ["agent.view"]
-
-[[rules]]
-id = "scout-only"
-subjects = ["{READER}"]
-actions = ["agent.memory.read"]
-agents = ["identity:scout"]
-
-[[rules]]
-id = "never-lead"
-effect = "deny"
-subjects = ["{READER}"]
-actions = ["agent.memory.read"]
-agents = ["identity:lead"]
-"""
-
 
 def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch):
     """A save that truncates and writes in steps: the prefix cut before `agents` parses, unscoped."""
     monkeypatch.setattr("access.config.RECHECK_INTERVAL_S", 0)  # every call is a check of the file
-    path = access_toml(SCOUT_ONLY)
+    path = access_toml(SCOUT_READ_LEAD_DENIED)
     assert current_access_config().config.rules[1].agents == ("identity:scout",)
-    edited = SCOUT_ONLY.replace('id = "never-lead"', 'id = "never-lead-or-luka"').replace(
+    edited = SCOUT_READ_LEAD_DENIED.replace('id = "never-lead"', 'id = "never-lead-or-luka"').replace(
         'agents = ["identity:lead"]', 'agents = ["identity:lead", "identity:luka"]'
     )
     cut = edited.index('agents = ["identity:scout"]')
@@ -253,9 +231,9 @@ def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch
 
 
 def test_a_reload_logs_the_rule_ids_it_added_removed_and_changed(access_toml, caplog):
-    access_toml(SCOUT_ONLY)
+    access_toml(SCOUT_READ_LEAD_DENIED)
     current_access_config()
-    edited = SCOUT_ONLY.replace('id = "never-lead"', 'id = "never-luka"').replace(
+    edited = SCOUT_READ_LEAD_DENIED.replace('id = "never-lead"', 'id = "never-luka"').replace(
         'actions = ["agent.view"]', 'actions = ["agent.view", "mob.observe"]'
     )
     access_toml(edited)
