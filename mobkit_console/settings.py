@@ -10,6 +10,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.origins import origin_parse
+from mobkit_console.secret_key import installation_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -50,10 +51,14 @@ MOBKIT_REALM_INDEX_BACKGROUND = True
 
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"
 
+DEBUG = _env_flag("DJANGO_DEBUG", False)
+# Never the public development key outside DEBUG: without DJANGO_SECRET_KEY, a key generated once
+# for this installation in the state directory (mode 0600), and a log line saying so.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or (
     "django-insecure-mobkit-console-development-key-change-me-in-production"
+    if DEBUG
+    else installation_secret_key(CONSOLE_STATE_DIR)
 )
-DEBUG = _env_flag("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = [
     host.strip()
     for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
