@@ -21,6 +21,7 @@ from memory_panel.simulator.store_writer import (
     identity_scope,
     mob_scope,
     operator_scope,
+    retier_op,
 )
 from tests.hardening.support import rpc
 from tests.support.postures import HEADER, READS, REVIEWER, REVIEWS, ROOT
@@ -157,3 +158,42 @@ def test_a_record_of_an_unknown_scope_kind_names_the_missing_grant_when_denied(r
     error = rpc(client, "mobkit/memory/panel/record", {"memory_id": realm["unknown"]})["error"]
     assert error["code"] == -32030
     assert error["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": realm["unknown"]}
+
+
+@pytest.fixture
+def dreamt(realm, realm_writer):
+    """A steward run that re-tiered scout's, lead's and a quarantined record, and left verdicts on each."""
+    w = realm_writer.writers[0]
+    run = w.new_dream_run_id()
+    w.steward_batch(run, [
+        retier_op(realm["scout"], "untrusted", rationale="SCOUT-RATIONALE"),
+        retier_op(realm["lead"], "untrusted", rationale="LEAD-RATIONALE-SECRET"),
+        retier_op(realm["quarantined"], "untrusted", rationale="QUARANTINED-RATIONALE-SECRET"),
+    ])
+    w.record_dream_run(run, started_at_ms=0, ops_committed=3, audit_verdicts=[
+        (realm["scout"], "dead_weight", "SCOUT-VERDICT"),
+        (realm["lead"], "dead_weight", "LEAD-VERDICT-SECRET"),
+        (realm["quarantined"], "dead_weight", "QUARANTINED-VERDICT-SECRET"),
+    ])
+    return realm
+
+
+def test_dreams_and_verdicts_name_no_record_of_an_identity_denied_memory_read(dreamt, as_subject):
+    client = as_subject("not_lead")
+    hidden = (dreamt["lead"], dreamt["quarantined"], "SECRET")
+    runs = rpc(client, "mobkit/memory/panel/dreams", {})["result"]["runs"]
+    assert [(run["memory_ids"], run["rationales"]) for run in runs] == [([dreamt["scout"]], ["SCOUT-RATIONALE"])]
+    assert runs[0]["ops"] == 3  # counts carry no content (docs/access.md §2.8)
+    verdicts = rpc(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
+    assert [(row["record_id"], row["rationale"]) for row in verdicts] == [(dreamt["scout"], "SCOUT-VERDICT")]
+    for path in ("/console/memory/dreams/", "/console/memory/pipeline/"):
+        page = client.get(path).content.decode()
+        assert not [text for text in hidden if text in page], path
+
+
+def test_a_reviewer_sees_every_record_a_dream_touched(dreamt, as_subject):
+    client = as_subject("reviewer", REVIEWER)
+    runs = rpc(client, "mobkit/memory/panel/dreams", {})["result"]["runs"]
+    assert sorted(runs[0]["memory_ids"]) == sorted([dreamt["scout"], dreamt["lead"], dreamt["quarantined"]])
+    verdicts = rpc(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
+    assert len(verdicts) == 3
