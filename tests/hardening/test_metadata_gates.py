@@ -20,6 +20,7 @@ from memory_panel.simulator.store_writer import (
     agent,
     identity_scope,
     mob_scope,
+    new_record,
     operator_scope,
     retier_op,
 )
@@ -197,3 +198,27 @@ def test_a_reviewer_sees_every_record_a_dream_touched(dreamt, as_subject):
     assert sorted(runs[0]["memory_ids"]) == sorted([dreamt["scout"], dreamt["lead"], dreamt["quarantined"]])
     verdicts = rpc(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
     assert len(verdicts) == 3
+
+
+@pytest.fixture
+def busy(realm, realm_writer):
+    """Twenty more rows each of lead's and scout's injections, harvests and proposals, interleaved."""
+    w = realm_writer.writers[0]
+    for n in range(20):
+        for identity, record in ((LEAD, realm["lead"]), (SCOUT, realm["scout"])):
+            w.clock.advance(1000)
+            w.record_injection(record, identity, surface="turn", session_key=f"{identity}-{n}")
+            w.add_pending_harvest(identity, session_key=f"{identity}-harvest-{n}")
+            w.propose(identity_scope("default", identity), new_record(kind="fact", title=f"{identity} {n}", body="b"),
+                      author=agent(identity))
+    return realm
+
+
+@pytest.mark.parametrize(("method", "key"), [("injections", "injections"), ("harvests", "harvests"), ("proposals", "proposals")])
+def test_a_list_filtered_for_a_caller_still_fills_its_limit(busy, as_subject, method, key):
+    """docs/access.md §2.8: filter, then limit — lead's rows are hidden, scout's fill the page."""
+    rows = rpc(as_subject("not_lead"), f"mobkit/memory/panel/{method}", {"limit": 20})["result"][key]
+    assert len(rows) == 20
+    assert all(LEAD not in json.dumps(row) for row in rows)
+    everything = rpc(as_subject("reader"), f"mobkit/memory/panel/{method}", {"limit": 20})["result"][key]
+    assert len(everything) == 20 and any(LEAD in json.dumps(row) for row in everything)
