@@ -235,7 +235,10 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = _env_flag("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # HSTS and the HTTPS redirect belong to the TLS-terminating proxy in front of daphne (README).
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# X-Forwarded-Proto says the page was served over https only when such a proxy sets it: any
+# client can send the header, so it is trusted only when MOBKIT_BEHIND_PROXY says there is one.
+MOBKIT_BEHIND_PROXY = _env_flag("MOBKIT_BEHIND_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if MOBKIT_BEHIND_PROXY else None
 
 # JSON-RPC and event-ingest bodies larger than this are refused with a clear error.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
