@@ -202,9 +202,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # Hashed, compressed names with far-future caching; needs `collectstatic` (bin/demo runs it,
-    # and the test suite runs it once per session).
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Hashed, compressed names with far-future caching after `collectstatic` (bin/demo and the
+    # README's steps run it, the test suite once per session); plain names, never a 500, before it.
+    "staticfiles": {"BACKEND": "mobkit_console.staticfiles.ConsoleStaticFilesStorage"},
 }
 # Tests and runserver serve static files straight from the finders, without a collectstatic step.
 WHITENOISE_USE_FINDERS = True
