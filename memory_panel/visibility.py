@@ -125,6 +125,21 @@ def identity_visible(access: Access, identity: str) -> bool:
     return scope_visible(access, "identity", identity)
 
 
+def event_visible(access: Access, identity: str, scope_kind: str | None, scope_key: str | None) -> bool:
+    """A timeline event, by its visibility key (docs/timeline.md §3.4).
+
+    ``agent.view`` on the event's identity (``_system`` is checked as an identity too, so only an
+    unscoped grant or ``agents = ["*"]`` sees it) and, when the event names a record scope, read
+    access to that scope: a terse event never reveals that a scope the caller cannot read is
+    being written.
+    """
+    if not access.enforced:
+        return True
+    if not access.allows(AGENT_VIEW, identity):
+        return False
+    return scope_kind is None or scope_key is None or scope_visible(access, scope_kind, scope_key)
+
+
 def promotion_visible(access: Access, scope_kind: str, scope_key: str) -> bool:
     """A pending promotion row, judged by its target scope; an unknown target kind is denied (§2.4)."""
     return (not access.enforced or scope_kind in SCOPE_READ_ACTION) and scope_visible(access, scope_kind, scope_key)
