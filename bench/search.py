@@ -1,4 +1,4 @@
-"""Search benchmark (issue 13): search, counts and exports at a million records, the realm untouched.
+"""Search benchmark (docs/search.md): search, counts and exports at a million records, the realm untouched.
 
     .venv/bin/python bench/search.py [--records 1000000] [--keep DIR] [--reps 30]
 

@@ -60,7 +60,7 @@ def test_start_up_with_a_missing_file_stops(settings, tmp_path):
     assert str(error.value) == f"MOBKIT_ACCESS_CONFIG={tmp_path / 'absent.toml'}: access config file not found"
 
 
-# Issue 14: MobKit's default for a missing `enabled` is false, so these files would read as
+# docs/access.md §2.3: MobKit's default for a missing `enabled` is false, so these files would read as
 # "access control off". A file that exists must say so itself.
 SAYS_NOTHING = "the file does not say enabled = true or enabled = false"
 FILES_THAT_SAY_NOTHING = [

@@ -72,7 +72,7 @@ async def test_session_cookie_authenticates_websocket_from_the_consoles_own_page
         b"http://localhost.evil.example:8000",
         None,
         b"null",
-        # Issue 14: the same host on another port or scheme is another origin (another program).
+        # docs/wire-contract.md §C.1: the same host on another port or scheme is another origin (another program).
         b"http://127.0.0.1:9999",
         b"https://127.0.0.1:8000",
         b"http://127.0.0.1",

@@ -1,4 +1,4 @@
-"""A realm file truncated or overwritten in place is named and skipped, never a 500 (issue 14, item 2).
+"""A realm file truncated or overwritten in place is named and skipped, never a 500 (docs/realm-failures.md §1).
 
 Every page and method that spans all realms goes on serving the readable ones and (on HTML) names
 the realm it left out; asked for alone, the damaged realm is a 503 page or RPC -32001 naming the

@@ -1,4 +1,4 @@
-"""Input past what the file system or a u64 can hold is a clear 400 / -32602 naming it (issue 14, item 4)."""
+"""Input past what the file system or a u64 can hold is a clear 400 / -32602 naming it (docs/realm-failures.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metadata never crosses a deny (issue 14, item 5; decisions in docs/access.md §2.8).
+"""Metadata never crosses a deny (the decisions of docs/access.md §2.8).
 
 - an injection or harvest row is its identity's memory activity: it needs read *and* view on that
   identity, and the record it names must be visible too;

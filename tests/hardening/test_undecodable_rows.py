@@ -1,4 +1,4 @@
-"""One bad row never breaks a listing: it is shown, flagged, and walked once (issue 14, item 3).
+"""One bad row never breaks a listing: it is shown, flagged, and walked once (docs/realm-failures.md §2).
 
 Each case hand-edits one column of one row the way a damaged or hand-edited store can hold it,
 then reads the realm's records (alone and across realms) over RPC and HTML, and the biography.

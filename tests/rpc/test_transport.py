@@ -198,7 +198,7 @@ def test_no_csrf_token_needed_for_a_session_post(reader, world):
     assert reply.status == 200
 
 
-# Issue 14: JSON Python's decoder accepts but the console cannot answer (or echo) is refused
+# docs/wire-contract.md §1.5: JSON Python's decoder accepts but the console cannot answer (or echo) is refused
 # whole as -32600 with id null, naming the field; never a 500, never an invalid-JSON reply.
 NOT_FINITE = "is not a finite number (JSON has no NaN or Infinity)"
 
