@@ -32,26 +32,23 @@ def _sections(doc: str) -> set[str]:
     return set(HEADING.findall((ROOT / "docs" / doc).read_text()))
 
 
-def test_no_code_cites_files_outside_the_repository():
-    offenders = [
+def _lines_matching(pattern: re.Pattern[str]) -> list[str]:
+    """``path:line`` of every code line (this file aside) that ``pattern`` finds something in."""
+    return [
         f"{path.relative_to(ROOT)}:{number}"
         for path in _code_files()
         if path.name != Path(__file__).name
         for number, line in enumerate(path.read_text().splitlines(), 1)
-        if OUTSIDE.search(line)
+        if pattern.search(line)
     ]
-    assert offenders == []
+
+
+def test_no_code_cites_files_outside_the_repository():
+    assert _lines_matching(OUTSIDE) == []
 
 
 def test_no_code_cites_an_issue_number():
-    offenders = [
-        f"{path.relative_to(ROOT)}:{number}"
-        for path in _code_files()
-        if path.name != Path(__file__).name
-        for number, line in enumerate(path.read_text().splitlines(), 1)
-        if ISSUE.search(line)
-    ]
-    assert offenders == []
+    assert _lines_matching(ISSUE) == []
 
 
 def test_every_docs_citation_names_an_existing_file_and_section():
