@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
+from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.records import parse_json_text
-from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
 from memory_panel.store.rows import realm_rows
 from memory_panel.visibility import require_realm_history
 

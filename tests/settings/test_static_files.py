@@ -18,6 +18,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_pages_render_with_the_production_storage_before_collectstatic(client, world, settings, tmp_path):
     settings.STORAGES = production.STORAGES
     settings.STATIC_ROOT = tmp_path / "never-collected"
+    settings.STATIC_ROOT.mkdir()  # there, but `collectstatic` never wrote a manifest into it
     client.force_login(user_with_subject(USER))
     for path in ("/console/", "/console/memory/", "/console/memory/records/"):
         page = client.get(path)
