@@ -1,6 +1,6 @@
 """The per-installation signing key, for a console started without ``DJANGO_SECRET_KEY``.
 
-Stdlib only: settings.py imports it. Signing sessions with a key committed to the repository
+Settings.py imports it, so it imports nothing of the project. Signing sessions with a key committed to the repository
 would let anyone who read the source forge a session; a key generated once per installation and
 kept in the state directory (readable by the console's user alone) cannot be guessed, and
 survives restarts, so sessions do too.
@@ -12,6 +12,8 @@ import logging
 import os
 import secrets
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
 
 logger = logging.getLogger("mobkit_console")
 
@@ -25,11 +27,16 @@ def installation_secret_key(state_dir: Path) -> str:
         key = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         key = ""
+    except OSError as error:
+        raise _cannot_keep(state_dir, error) from error
     if key:
         return key
-    state_dir.mkdir(parents=True, exist_ok=True)
     scratch = state_dir / f".{KEY_FILE_NAME}.{os.getpid()}"
-    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as error:
+        raise _cannot_keep(state_dir, error) from error
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(secrets.token_urlsafe(50) + "\n")
     try:
@@ -45,4 +52,14 @@ def installation_secret_key(state_dir: Path) -> str:
         )
     finally:
         scratch.unlink()
-    return path.read_text(encoding="utf-8").strip()
+    key = path.read_text(encoding="utf-8").strip()
+    if not key:  # an empty file someone left there: never sign with an empty key
+        raise ImproperlyConfigured(f"{path} is empty: delete it to have a key generated, or set DJANGO_SECRET_KEY")
+    return key
+
+
+def _cannot_keep(state_dir: Path, error: OSError) -> ImproperlyConfigured:
+    return ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is not set and no signing key can be kept in {state_dir} ({error}): "
+        "set DJANGO_SECRET_KEY, or let the console write there"
+    )

@@ -45,3 +45,15 @@ def test_debug_keeps_the_development_key(tmp_path):
     key, _ = started_key(tmp_path / "state", DJANGO_DEBUG="1")
     assert key == PUBLIC_KEY
     assert not (tmp_path / "state" / "console" / "secret_key").exists()
+
+
+def test_a_state_directory_it_cannot_write_stops_start_up_naming_the_way_out(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "console").write_text("a file where the console's directory should be")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MOBKIT_", "DJANGO_"))}
+    environment.update(MOBKIT_PERSISTENT_STATE=str(state), DJANGO_SETTINGS_MODULE="mobkit_console.settings")
+    result = subprocess.run([sys.executable, "-c", "from django.conf import settings; settings.SECRET_KEY"],
+                            cwd=REPO, env=environment, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: DJANGO_SECRET_KEY is not set and no signing key can be kept in" in result.stderr
