@@ -2,13 +2,15 @@
 
 No setting: access control is disabled and everything is allowed (docs/wire-contract.md, docs/access.md §2.6). With a
 setting, the file must be valid at start-up (`AccessConfig.ready()` refuses to start otherwise).
-While running, an edit applies within a few seconds; an invalid edit or a vanished file keeps the
-last good config and is logged, so a typo never opens or closes the console by accident.
+While running, an edit applies within a few seconds, once two reads some time apart agree (a file
+caught half-written is never applied), and the log names the rule ids it added, removed or
+changed; an invalid edit or a vanished file keeps the last good config and is logged, so a typo
+never opens or closes the console by accident.
 
 A file must say `enabled = true` or `enabled = false` itself. MobKit's serde default for a missing
 `enabled` is false (docs/access.md §2.3, §2.6: a config that says nothing allows everything), so an empty,
 whitespace-only or truncated file would read as "access control off". The console refuses such a
-file instead (issue 14): only an unset MOBKIT_ACCESS_CONFIG or an explicit `enabled = false` opens
+file instead: only an unset MOBKIT_ACCESS_CONFIG or an explicit `enabled = false` opens
 the console. The JSON shape `engine.parse_access_config` reads keeps MobKit's default.
 """
 
@@ -27,12 +29,14 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .engine import AccessConfig, AccessConfigError, normalize_for_memory_actions, parse_access_config
-from .signals import announce_reload
+from .signals import access_config_reloaded
 
 logger = logging.getLogger("access")
 
-# Stat the file at most this often; a valid edit is therefore live within about a second.
+# Stat the file at most this often. A changed file applies at the check after the one that first
+# read it, if the bytes are still the same: a valid edit is live within about two seconds.
 RECHECK_INTERVAL_S = 1.0
+STABLE_FOR_S = 0.5
 
 _FileSignature = tuple[int, int, int]  # (mtime_ns, size, inode): an atomic rename changes the inode
 
@@ -48,8 +52,35 @@ class LoadedAccessConfig:
 NO_ACCESS_CONTROL = LoadedAccessConfig(config=AccessConfig(), revision="0", available=False, path=None)
 
 
-def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
-    """Read, parse, validate and normalize one access file; AccessConfigError on any failure."""
+@dataclass(frozen=True)
+class RuleChanges:
+    """Which rule ids one reload adds, removes, or keeps with other content (for logs and audits)."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def __str__(self) -> str:
+        named = (("added", self.added), ("removed", self.removed), ("changed", self.changed))
+        parts = [f"rules {what}: {', '.join(ids)}" for what, ids in named if ids]
+        return "; ".join(parts) if parts else "no rule changed"
+
+
+def rule_changes(before: AccessConfig, after: AccessConfig) -> RuleChanges:
+    """The rule ids ``after`` adds to ``before``, removes from it, and keeps with different content."""
+    old = {rule.id: rule for rule in before.rules}
+    new = {rule.id: rule for rule in after.rules}
+    return RuleChanges(
+        added=tuple(sorted(new.keys() - old.keys())),
+        removed=tuple(sorted(old.keys() - new.keys())),
+        changed=tuple(sorted(rule_id for rule_id in old.keys() & new.keys() if old[rule_id] != new[rule_id])),
+    )
+
+
+def _read_bytes(path: Path) -> tuple[bytes, _FileSignature]:
     try:
         with path.open("rb") as handle:
             raw = handle.read()
@@ -58,6 +89,11 @@ def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
         raise AccessConfigError("access config file not found") from error
     except OSError as error:
         raise AccessConfigError(f"access config io error: {error}") from error
+    return raw, (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+def _parse(path: Path, raw: bytes) -> LoadedAccessConfig:
+    """Parse, validate and normalize one access file's bytes; AccessConfigError on any failure."""
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -78,19 +114,33 @@ def _read(path: Path) -> tuple[LoadedAccessConfig, _FileSignature]:
             "memory.quarantine.review rules to silence this)",
             path,
         )
-    loaded = LoadedAccessConfig(
-        config=config, revision=hashlib.sha256(raw).hexdigest()[:16], available=True, path=path
-    )
-    return loaded, (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    return LoadedAccessConfig(config=config, revision=hashlib.sha256(raw).hexdigest()[:16], available=True, path=path)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """File content read once and not yet applied: it applies when a later read finds it unchanged."""
+
+    raw: bytes
+    signature: _FileSignature
+    at: float  # time.monotonic() of the first read
 
 
 class _Watcher:
-    """The last good config of one file, re-read when the file's signature changes."""
+    """The last good config of one file, re-read when the file's signature changes.
+
+    docs/access.md §2.3: a changed file applies only once two reads at least ``STABLE_FOR_S``
+    apart found the same bytes. A save that truncates the file and writes it in several steps
+    can expose a prefix that still parses (a rule cut before its ``agents`` line is unscoped, and
+    the deny rules after it are gone); applying that would widen grants for as long as it lasts.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self.loaded, self._signature = _read(path)
+        raw, self._signature = _read_bytes(path)
+        self.loaded = _parse(path, raw)
+        self._seen: _Seen | None = None
         self._missing_logged = False
         self._checked_at = time.monotonic()
 
@@ -98,6 +148,11 @@ class _Watcher:
         if time.monotonic() - self._checked_at >= RECHECK_INTERVAL_S:
             self.refresh()
         return self.loaded
+
+    @property
+    def settling(self) -> bool:
+        """A changed file has been read once and waits for a second, identical read."""
+        return self._seen is not None
 
     def refresh(self) -> None:
         with self._lock:
@@ -110,18 +165,35 @@ class _Watcher:
                     self._missing_logged = True
                 return
             self._missing_logged = False
-            if (stat.st_mtime_ns, stat.st_size, stat.st_ino) == self._signature:
+            if self._seen is None and (stat.st_mtime_ns, stat.st_size, stat.st_ino) == self._signature:
                 return
-            previous = self.loaded
             try:
-                self.loaded, self._signature = _read(self.path)
+                raw, signature = _read_bytes(self.path)
             except AccessConfigError as error:
-                # Remember the bad file's signature so it is reported once, not every second.
-                self._signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
                 logger.error("%s: %s; keeping the last good access config", self.path, error)
                 return
-            logger.info("reloaded access config %s (revision %s)", self.path, self.loaded.revision)
-            announce_reload(previous=previous.config, current=self.loaded.config, revision=self.loaded.revision)
+            seen = self._seen
+            if seen is None or seen.raw != raw or time.monotonic() - seen.at < STABLE_FOR_S:
+                if seen is None or seen.raw != raw:
+                    self._seen = _Seen(raw, signature, time.monotonic())
+                return
+            self._seen = None
+            # Remember what was decided on, so a bad file is reported once, not every second.
+            self._signature = signature
+            try:
+                loaded = _parse(self.path, raw)
+            except AccessConfigError as error:
+                logger.error("%s: %s; keeping the last good access config", self.path, error)
+                return
+            if loaded.revision == self.loaded.revision:
+                return
+            changes = rule_changes(self.loaded.config, loaded.config)
+            self.loaded = loaded
+            logger.info("reloaded access config %s (revision %s): %s", self.path, loaded.revision, changes)
+            access_config_reloaded.send_robust(
+                sender=None, added=list(changes.added), removed=list(changes.removed),
+                changed=list(changes.changed), revision=loaded.revision,
+            )
 
 
 _watcher: _Watcher | None = None
@@ -151,11 +223,17 @@ def current_access_config() -> LoadedAccessConfig:
 
 
 def refresh_access_config() -> LoadedAccessConfig:
-    """Check the file now instead of waiting for the next recheck (for tests and operators' tools)."""
+    """Check the file now instead of waiting for the next recheck (for tests and operators' tools).
+
+    A changed file is read twice, ``STABLE_FOR_S`` apart, and applied when both reads agree.
+    """
     watcher = _watcher_for_settings()
     if watcher is None:
         return NO_ACCESS_CONTROL
     watcher.refresh()
+    if watcher.settling:
+        time.sleep(STABLE_FOR_S)
+        watcher.refresh()
     return watcher.loaded
 
 

@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 6): every panel at a million records per realm, the realm file untouched.
+"""Scale benchmark: every panel at a million records per realm, the realm file untouched.
 
     .venv/bin/python bench/scale.py [--records 1000000] [--keep DIR] [--reps 30] [--baseline-reps 10]
 
@@ -467,8 +467,8 @@ def main() -> None:
 
 
 def panel_tab_rows(console: Console, index_conn: sqlite3.Connection, reps: int) -> list[Row]:
-    """Issue 12: Holdings with its six verdict tiles, Knowledge, Pipeline, and the utility sort."""
-    group = "panel tabs (issue 12)"
+    """The panel tabs (docs/panel-tabs.md): Holdings with its six verdict tiles, Knowledge, Pipeline, and the utility sort."""
+    group = "panel tabs"
     rows = []
     holdings = console.page("admin", "/console/memory/", {"realm": REALM})
     assert holdings.count('data-tile="') == 6, "Holdings lost its tiles"
@@ -494,7 +494,7 @@ def panel_tab_rows(console: Console, index_conn: sqlite3.Connection, reps: int) 
 
 
 def print_panel_tab_verdict(rows: list[Row]) -> None:
-    """Issue 12's targets: Holdings (six tiles), Knowledge and Pipeline p50 < 50 ms; utility 90% within 2x."""
+    """The panel tabs' targets: Holdings (six tiles), Knowledge and Pipeline p50 < 50 ms; utility 90% within 2x."""
     by_name = {row.name: row for row in rows}
     for label in ("Holdings, six tiles", "Holdings, six tiles, reader granted one agent", "Knowledge", "Pipeline"):
         median = by_name[f"console HTML  {label}"].median

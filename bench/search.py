@@ -1,4 +1,4 @@
-"""Search benchmark (issue 13): search, counts and exports at a million records, the realm untouched.
+"""Search benchmark (docs/search.md): search, counts and exports at a million records, the realm untouched.
 
     .venv/bin/python bench/search.py [--records 1000000] [--keep DIR] [--reps 30]
 
@@ -94,7 +94,7 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
     from mobkit_console.timeline.models import EventVisibilityKey, TimelineEvent
     from mobkit_console.timeline.selectors import EventFilter, events_count
     from mobkit_console.timeline.services import events_store
-    from mobkit_console.timeline.visibility import event_visible
+    from mobkit_console.timeline.visibility import envelope_visible
     from tests.support.postures import TIMELINE_AUDIENCE
 
     if TimelineEvent.objects.count() < events:
@@ -126,7 +126,7 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
                         note=f"= {f'>{value.cap:,}' if value.capped else f'{value.value:,}'}"))
     # What the count saves: deciding every event of the log in Python, once.
     reader = access_for_subject(one_agent)
-    every = timed(lambda: sum(event_visible(reader, row.envelope()) for row in TimelineEvent.objects.iterator()), 1, 0)
+    every = timed(lambda: sum(envelope_visible(reader, row.envelope()) for row in TimelineEvent.objects.iterator()), 1, 0)
     rows.append(Row("timeline count", "reference: every event decided in Python, one agent", every))
     for subject in (admin, one_agent):
         client = Client()

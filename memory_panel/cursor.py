@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -113,16 +114,18 @@ def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
         raise InvalidParams("malformed cursor")
     encoded = raw.strip()[len(SEARCH_CURSOR_PREFIX) :]
     try:
+        # RecursionError: deeply nested brackets; the decoder gives up, the request does not.
         bm25, updated_at_ms, memory_id, digest, shift, window = json.loads(
             base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
         )
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         raise InvalidParams("malformed cursor") from None
+    # docs/realm-failures.md §3: every field must be one the console could have written, so
+    # nothing a caller invents reaches SQLite (an integer it cannot bind, text it cannot encode).
     if (
-        not isinstance(bm25, (int, float))
-        or isinstance(bm25, bool)
-        or not _is_int(updated_at_ms)
-        or not isinstance(memory_id, str)
+        not _is_finite_number(bm25)
+        or not (_is_int(updated_at_ms) and 0 <= updated_at_ms <= SQLITE_INT_MAX)
+        or not _is_utf8_text(memory_id)
         or not isinstance(digest, str)
         or not (shift is None or (_is_int(shift) and 0 < shift < 63))
         or not (_is_int(window) and 0 <= window < 2**62)
@@ -131,6 +134,23 @@ def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
     if digest != query_digest:
         raise InvalidParams("cursor belongs to another query or filters: start again without it")
     return SearchCursor(float(bm25), updated_at_ms, memory_id, digest, shift, window)
+
+
+def _is_finite_number(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else abs(value) <= SQLITE_INT_MAX
+
+
+def _is_utf8_text(value: Any) -> bool:
+    """A str SQLite can bind: a lone surrogate (JSON lets "\\ud800" through) is not text."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # The utility order (docs/panel-tabs.md §3): dead first, then ratio ascending (never injected

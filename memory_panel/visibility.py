@@ -101,15 +101,19 @@ def record_denial_action(access: Access, record: MemoryRecord) -> str:
     return next((a for a in READ_ACTIONS if not access.allows(a)), AGENT_READ)
 
 
-def tile_fact_visible(access: Access, scope_kind: str, scope_key: str, status_kind: str) -> bool:
-    """A verdict tile counts a flagged row only where its caller could open it (docs/panel-tiles.md).
+def tile_status_counted(access: Access, status_kind: str) -> bool:
+    """Do a verdict tile's facts and its "checked N records" count rows of this status? (docs/panel-tiles.md)
 
-    The fact does not carry ``ever_quarantined``, so every quarantined or tombstoned row counts
-    as possibly reviewer-only: a reader is never told how many rows it may not see.
+    Neither a tile fact nor a scope's holdings carries ``ever_quarantined``, so without review
+    every quarantined or tombstoned row counts as possibly reviewer-only: a reader is never told
+    how many rows it may not see, and never told it checked them.
     """
-    if status_kind in ("quarantined", "tombstoned") and not sees_quarantined(access):
-        return False
-    return scope_visible(access, scope_kind, scope_key)
+    return status_kind not in ("quarantined", "tombstoned") or sees_quarantined(access)
+
+
+def tile_fact_visible(access: Access, scope_kind: str, scope_key: str, status_kind: str) -> bool:
+    """A verdict tile counts a flagged row only where its caller could open it (docs/panel-tiles.md)."""
+    return tile_status_counted(access, status_kind) and scope_visible(access, scope_kind, scope_key)
 
 
 def identity_visible(access: Access, identity: str) -> bool:
@@ -119,6 +123,21 @@ def identity_visible(access: Access, identity: str) -> bool:
     session keys), so it follows the agent's identity-scope rule, not ``agent.view`` alone.
     """
     return scope_visible(access, "identity", identity)
+
+
+def event_visible(access: Access, identity: str, scope_kind: str | None, scope_key: str | None) -> bool:
+    """A timeline event, by its visibility key (docs/timeline.md §3.4).
+
+    ``agent.view`` on the event's identity (``_system`` is checked as an identity too, so only an
+    unscoped grant or ``agents = ["*"]`` sees it) and, when the event names a record scope, read
+    access to that scope: a terse event never reveals that a scope the caller cannot read is
+    being written.
+    """
+    if not access.enforced:
+        return True
+    if not access.allows(AGENT_VIEW, identity):
+        return False
+    return scope_kind is None or scope_key is None or scope_visible(access, scope_kind, scope_key)
 
 
 def promotion_visible(access: Access, scope_kind: str, scope_key: str) -> bool:

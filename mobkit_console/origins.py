@@ -3,6 +3,7 @@ settings.py imports it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 Origin = tuple[str, str, int]  # what makes two pages the same origin
@@ -21,3 +22,18 @@ def origin_parse(text: str) -> Origin | None:
     if parts.query or parts.fragment or parts.username is not None:
         return None
     return parts.scheme, parts.hostname, port or _DEFAULT_PORTS[parts.scheme]
+
+
+def console_origin(origin: str | None, *, served: str, allowed: Sequence[str]) -> bool:
+    """Is ``origin`` (a request's Origin header) the console's own?
+
+    The console's own origin is every entry of ``allowed`` (MOBKIT_ALLOWED_ORIGINS: the public
+    origin behind a proxy) when set, else ``served``, the origin the request reached the console
+    on. Scheme, host and port must all match: a page on another port of the same host is foreign.
+    """
+    parsed = origin_parse(origin or "")
+    if parsed is None:
+        return False
+    if allowed:
+        return parsed in {origin_parse(entry) for entry in allowed}
+    return parsed == origin_parse(served)

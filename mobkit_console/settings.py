@@ -10,6 +10,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.origins import origin_parse
+from mobkit_console.secret_key import installation_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -54,10 +55,14 @@ MOBKIT_REALM_INDEX_BACKGROUND = True
 
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"
 
+DEBUG = _env_flag("DJANGO_DEBUG", False)
+# Never the public development key outside DEBUG: without DJANGO_SECRET_KEY, a key generated once
+# for this installation in the state directory (mode 0600), and a log line saying so.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or (
     "django-insecure-mobkit-console-development-key-change-me-in-production"
+    if DEBUG
+    else installation_secret_key(CONSOLE_STATE_DIR)
 )
-DEBUG = _env_flag("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = [
     host.strip()
     for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
@@ -233,9 +238,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # Hashed, compressed names with far-future caching; needs `collectstatic` (bin/demo runs it,
-    # and the test suite runs it once per session).
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Hashed, compressed names with far-future caching after `collectstatic` (bin/demo and the
+    # README's steps run it, the test suite once per session); plain names, never a 500, before it.
+    "staticfiles": {"BACKEND": "mobkit_console.staticfiles.ConsoleStaticFilesStorage"},
 }
 # Tests and runserver serve static files straight from the finders, without a collectstatic step.
 WHITENOISE_USE_FINDERS = True
@@ -266,7 +271,10 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = _env_flag("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # HSTS and the HTTPS redirect belong to the TLS-terminating proxy in front of daphne (README).
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# X-Forwarded-Proto says the page was served over https only when such a proxy sets it: any
+# client can send the header, so it is trusted only when MOBKIT_BEHIND_PROXY says there is one.
+MOBKIT_BEHIND_PROXY = _env_flag("MOBKIT_BEHIND_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if MOBKIT_BEHIND_PROXY else None
 
 # JSON-RPC and event-ingest bodies larger than this are refused with a clear error.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024

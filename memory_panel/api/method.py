@@ -1,4 +1,8 @@
-"""One JSON-RPC method of the panel: its MobKit name, its handler, and who sees it advertised."""
+"""One JSON-RPC method: its MobKit name, its handler, and who sees it advertised.
+
+The one description of a method, whoever defines it: the panel's methods (``memory_panel.api``) and
+the console's own (``mobkit_console.rpc.methods``) are registered as the same class.
+"""
 
 from __future__ import annotations
 

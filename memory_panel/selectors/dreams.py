@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
+from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.records import parse_json_text
@@ -37,12 +38,15 @@ class DreamSummary:
     quarantined_ops: int = 0
     memory_ids: list[str] = field(default_factory=list)
     rationales: list[str] = field(default_factory=list)
+    # Every (memory_id, rationale) of the run's audit rows, newest first: the two samples above
+    # are drawn from it for one caller (``_sampled``), so they never name a record it may not read.
+    touched: list[tuple[str | None, str | None]] = field(default_factory=list, repr=False)
 
 
 def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamSummary], list[str]]:
     """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (docs/store-format.md §5.4)."""
     require_realm_history(access)
-    runs, realms = realm_rows(realm, lambda name: _realm_dreams(name, limit))
+    runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_dreams(name, limit)))
     runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)
     return runs[:limit], realms
 
@@ -84,11 +88,25 @@ def _fold_audit_row(run: DreamSummary, op_kind: str, memory_id: str | None, deta
     run.op_kinds[op_kind] = run.op_kinds.get(op_kind, 0) + 1
     if detail.get("quarantined") is not None:
         run.quarantined_ops += 1
-    if memory_id is not None and len(run.memory_ids) < DREAM_MEMORY_IDS:
-        run.memory_ids.append(memory_id)
     rationale = detail.get("rationale")
-    if isinstance(rationale, str) and rationale and len(run.rationales) < DREAM_RATIONALES:
-        run.rationales.append(rationale)
+    run.touched.append((memory_id, rationale if isinstance(rationale, str) and rationale else None))
+
+
+def _sampled(access: Access, realm: str, runs: list[DreamSummary]) -> list[DreamSummary]:
+    """Each run's memory_ids and rationales, from the rows whose record the caller may read.
+
+    docs/access.md §2.8: a run's samples are record ids and the steward's words about those
+    records; a record the caller could not list (another identity's, a reviewer-only row) is
+    left out of both. Counts (``ops``, ``op_kinds``) carry no content and stay whole.
+    """
+    hidden = unreadable_record_ids(
+        access=access, realm=realm, ids=(memory_id for run in runs for memory_id, _ in run.touched if memory_id)
+    )
+    for run in runs:
+        shown = [(memory_id, rationale) for memory_id, rationale in run.touched if memory_id not in hidden]
+        run.memory_ids = [memory_id for memory_id, _ in shown if memory_id is not None][:DREAM_MEMORY_IDS]
+        run.rationales = [rationale for _, rationale in shown if rationale is not None][:DREAM_RATIONALES]
+    return runs
 
 
 def _steward_run_id(detail: Any) -> str | None:
@@ -112,7 +130,7 @@ def running_dreams(
     """
     require_realm_history(access)
     quiet_since = (time.time_ns() // 1_000_000 if now_ms is None else now_ms) - RUNNING_QUIET_MS
-    runs, realms = realm_rows(realm, lambda name: _realm_running(name, quiet_since))
+    runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_running(name, quiet_since)))
     runs.sort(key=lambda run: run.first_op_at_ms, reverse=True)
     return runs, realms
 
@@ -155,7 +173,7 @@ def record_dreams(*, access: Access, realm: str, memory_id: str) -> list[DreamSu
         if run_id is not None:
             run = runs.setdefault(run_id, DreamSummary(realm, run_id, applied_at_ms, applied_at_ms))
             _fold_audit_row(run, op_kind, row_memory_id, detail, applied_at_ms)
-    return list(runs.values())
+    return _sampled(access, realm, list(runs.values()))
 
 
 @dataclass(frozen=True)
@@ -212,9 +230,15 @@ def open_audit_verdicts(*, access: Access, realm: str | None, limit: int) -> tup
             DreamAuditVerdict.objects.using(realm_alias(name))
             .filter(resolved_at_ms__isnull=True)
             .order_by("-created_at_ms", "record_id")
-            .values("run_id", "record_id", "verdict", "rationale", "created_at_ms")[:limit]
+            .values("run_id", "record_id", "verdict", "rationale", "created_at_ms")
         )
-        return [AuditVerdictRow(realm=name, **row) for row in rows]
+
+        def readable(batch: list[dict[str, Any]]) -> list[AuditVerdictRow]:
+            # docs/access.md §2.8: a verdict names its record and says why; only for its readers.
+            hidden = unreadable_record_ids(access=access, realm=name, ids=(row["record_id"] for row in batch))
+            return [AuditVerdictRow(realm=name, **row) for row in batch if row["record_id"] not in hidden]
+
+        return first_visible(rows.iterator(), keep=readable, limit=limit)
 
     out, realms = realm_rows(realm, verdicts)
     out.sort(key=lambda row: (-row.created_at_ms, row.record_id))

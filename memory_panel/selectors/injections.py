@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import Injection
+from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
 from memory_panel.store.realms import realm_alias
-from memory_panel.store.rows import realm_rows, records_by_id
-from memory_panel.visibility import identity_visible, record_visible, require_realm_history
+from memory_panel.store.rows import realm_rows
+from memory_panel.visibility import identity_visible, require_realm_history
 from memory_panel.wire.params import INJECTIONS_PER_RECORD
 
 if TYPE_CHECKING:
@@ -39,18 +40,19 @@ def injection_log(*, access: Access, realm: str | None, limit: int) -> tuple[lis
     require_realm_history(access)
 
     def newest(name: str) -> list[InjectionRow]:
-        alias = realm_alias(name)
         rows = (
-            Injection.objects.using(alias)
+            Injection.objects.using(realm_alias(name))
             .order_by("-injection_id")
-            .values("record_id", "identity", "session_key", "surface", "at_ms")[:limit]
+            .values("record_id", "identity", "session_key", "surface", "at_ms")
         )
-        shown = [InjectionRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"])]
-        if not access.enforced:
-            return shown
-        # docs/access.md §2.8: a row names its record, so it also needs that record to be visible.
-        named = {r.id: r for r in records_by_id(alias, name, sorted({row.record_id for row in shown}))}
-        return [row for row in shown if row.record_id not in named or record_visible(access, named[row.record_id])]
+
+        def readable(batch: list[dict[str, Any]]) -> list[InjectionRow]:
+            shown = [InjectionRow(realm=name, **row) for row in batch if identity_visible(access, row["identity"])]
+            # docs/access.md §2.8: a row names its record, so it also needs that record to be visible.
+            hidden = unreadable_record_ids(access=access, realm=name, ids=(row.record_id for row in shown))
+            return [row for row in shown if row.record_id not in hidden]
+
+        return first_visible(rows.iterator(), keep=readable, limit=limit)
 
     out, realms = realm_rows(realm, newest)
     out.sort(key=lambda row: row.at_ms, reverse=True)

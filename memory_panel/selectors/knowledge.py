@@ -17,9 +17,9 @@ from memory_panel.models import Injection
 from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
 from memory_panel.selectors.injections import InjectionRow
 from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, render_injection_block
-from memory_panel.store.realms import realm_alias, realm_exists
+from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import full_rows, panel_realms
+from memory_panel.store.rows import full_rows, realm_read, realm_rows
 from memory_panel.visibility import (
     sees_quarantined,
     SCOPE_READ_ACTION,
@@ -79,8 +79,9 @@ class KnowledgeLens:
 
 def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, mob: str | None) -> KnowledgeLens:
     """The lens for ``identity`` (else ``mob``; neither: the first identity the caller may read)."""
-    realms = [name for name in panel_realms(realm) if realm_exists(name)]
-    scopes = [s for name in realms for s in realm_holdings(name, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key)]
+    # The realms read from here on are the ones whose holdings could be read (docs/realm-failures.md §1).
+    held, realms = realm_rows(realm, lambda name: list(realm_holdings(name, with_quarantined=sees_quarantined(access))))
+    scopes = [s for s in held if scope_visible(access, s.scope_kind, s.scope_key)]
     identities = sorted({s.scope_key for s in scopes if s.scope_kind == "identity"})
     mobs = sorted({s.scope_key for s in scopes if s.scope_kind == "mob"})
     if identity is None and mob is None and identities:
@@ -92,7 +93,7 @@ def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, m
     lens = KnowledgeLens(identity, mob, mobs, _composition(access, scopes, identity, mob), realms=realms)
     if identity is None:
         return lens
-    history, hidden = _history(access, realms, identity)
+    history, hidden = _history(access, realms, identity, alone=realm is not None)
     return KnowledgeLens(
         identity, mob, mobs, lens.composition, history, hidden, _gauges(history, realms, identity), realms
     )
@@ -120,17 +121,18 @@ def _composition(
     return parts
 
 
-def _history(access: Access, realms: list[str], identity: str) -> tuple[list[HistoryRow], int]:
+def _history(access: Access, realms: list[str], identity: str, *, alone: bool) -> tuple[list[HistoryRow], int]:
     """The identity's newest injections, DUP when the next-older row repeats the record."""
     rows: list[InjectionRow] = []
     for name in realms:
-        rows += [
-            InjectionRow(realm=name, **row)
-            for row in Injection.objects.using(realm_alias(name))
-            .filter(identity=identity)
-            .order_by("-at_ms", "-injection_id")
-            .values("record_id", "identity", "session_key", "surface", "at_ms")[:HISTORY_LIMIT]
-        ]
+        with realm_read(name, alone=alone):
+            rows += [
+                InjectionRow(realm=name, **row)
+                for row in Injection.objects.using(realm_alias(name))
+                .filter(identity=identity)
+                .order_by("-at_ms", "-injection_id")
+                .values("record_id", "identity", "session_key", "surface", "at_ms")[:HISTORY_LIMIT]
+            ]
     rows.sort(key=lambda row: row.at_ms, reverse=True)
     rows = rows[:HISTORY_LIMIT]
     records = _records(rows)

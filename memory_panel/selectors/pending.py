@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import PendingHarvest, Proposal
+from memory_panel.selectors.named_records import first_visible
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import parse_json_text
 from memory_panel.store.rows import realm_rows
@@ -40,31 +41,32 @@ def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple
             .order_by("created_at_ms", "proposal_id")
             .values("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint")
         )
-        found: list[ProposalRow] = []
-        for row in rows[:limit]:
-            if not scope_visible(access, row["scope_kind"], row["scope_key"]):
-                continue
-            record = parse_json_text(row["record"])
-            record = record if isinstance(record, dict) else {}
-            found.append(
-                ProposalRow(
-                    realm=name,
-                    proposal_id=row["proposal_id"],
-                    scope_kind=row["scope_kind"],
-                    scope_key=row["scope_key"],
-                    title=str(record.get("title", "")),
-                    kind=str(record.get("kind", "")),
-                    author=author_debug(parse_json_text(row["author"])),
-                    status=row["status"],
-                    created_at_ms=row["created_at_ms"],
-                    tainted=row["taint"] is not None,
-                )
-            )
-        return found
+        def readable(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [row for row in batch if scope_visible(access, row["scope_kind"], row["scope_key"])]
+
+        # docs/access.md §2.8: filtered before the limit, so hidden rows never shorten a page.
+        return [_proposal_row(name, row) for row in first_visible(rows.iterator(), keep=readable, limit=limit)]
 
     out, realms = realm_rows(realm, open_proposals)
     out.sort(key=lambda p: p.created_at_ms)
     return out[:limit], realms
+
+
+def _proposal_row(realm: str, row: dict[str, Any]) -> ProposalRow:
+    record = parse_json_text(row["record"])
+    record = record if isinstance(record, dict) else {}
+    return ProposalRow(
+        realm=realm,
+        proposal_id=row["proposal_id"],
+        scope_kind=row["scope_kind"],
+        scope_key=row["scope_key"],
+        title=str(record.get("title", "")),
+        kind=str(record.get("kind", "")),
+        author=author_debug(parse_json_text(row["author"])),
+        status=row["status"],
+        created_at_ms=row["created_at_ms"],
+        tainted=row["taint"] is not None,
+    )
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,12 @@ def pending_harvests(*, access: Access, realm: str | None, limit: int) -> tuple[
             PendingHarvest.objects.using(realm_alias(name))
             .filter(status="pending")
             .order_by("retired_at_ms")
-            .values("identity", "session_key", "cause", "retired_at_ms")[:limit]
+            .values("identity", "session_key", "cause", "retired_at_ms")
         )
-        return [HarvestRow(realm=name, **row) for row in rows if identity_visible(access, row["identity"])]
+        def readable(batch: list[dict[str, Any]]) -> list[HarvestRow]:
+            return [HarvestRow(realm=name, **row) for row in batch if identity_visible(access, row["identity"])]
+
+        return first_visible(rows.iterator(), keep=readable, limit=limit)
 
     out, realms = realm_rows(realm, harvests)
     out.sort(key=lambda row: row.retired_at_ms)

@@ -6,13 +6,12 @@ quarantined count is a reviewer's only (docs/access.md §2.4), others get "no gr
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory_panel.errors import UnknownRealm
 from memory_panel.selectors.holdings import realm_holdings
-from memory_panel.store.realms import realm_alias
-from memory_panel.store.rows import panel_realms, realm_cursor
+from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 
 if TYPE_CHECKING:
@@ -30,41 +29,51 @@ class Conveyor:
     realms: list[str]
 
 
+# Proposal statuses the conveyor counts under their own name.
+_PROPOSAL_COUNTED = ("pending", "held", "accepted", "gate", "committed")
+
+
 def pipeline_conveyor(*, access: Access, realm: str | None) -> Conveyor:
     require_realm_history(access)
-    realms = panel_realms(realm)
-    counts = {"pending": 0, "held": 0, "accepted": 0, "gate": 0, "committed": 0}
-    quarantined = 0
+    # One realm's counts at a time, so a realm that cannot be read adds nothing (docs/realm-failures.md §1).
+    parts, realms = realm_rows(realm, lambda name: [_realm_counts(access, name)])
+    counts: Counter[str] = Counter()
     taints: dict[tuple[str, str], str] = {}
-    for name in realms:
-        try:
-            realm_alias(name)
-        except UnknownRealm:
-            continue
-        cursor = realm_cursor(name)
-        for kind, key, status, count in cursor.execute(
-            "SELECT scope_kind, scope_key, status, COUNT(*) FROM proposals GROUP BY 1, 2, 3"
-        ).fetchall():
-            if status in counts and scope_visible(access, kind, key):
-                counts[status] += count
-        for kind, key, status, count in cursor.execute(
-            "SELECT scope_kind, scope_key, status, COUNT(*) FROM pending_promotions GROUP BY 1, 2, 3"
-        ).fetchall():
-            if status in ("pending", "committed") and scope_visible(access, kind, key):
-                counts["gate" if status == "pending" else "committed"] += count
-        for proposal_id, kind, key, taint in cursor.execute(
-            "SELECT proposal_id, scope_kind, scope_key, taint FROM proposals"
-            " WHERE taint IS NOT NULL AND status IN ('pending', 'held')"
-        ).fetchall():
-            if scope_visible(access, kind, key):
-                taints[(name, proposal_id)] = taint
-        quarantined += sum(s.quarantined for s in realm_holdings(name, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key))
+    for part_counts, part_taints in parts:
+        counts.update(part_counts)
+        taints.update(part_taints)
     return Conveyor(
         proposed=counts["pending"],
         held=counts["held"],
         pending_gate=counts["gate"],
         committed=counts["accepted"] + counts["committed"],
-        quarantined=quarantined if sees_quarantined(access) else None,
+        quarantined=counts["quarantined"] if sees_quarantined(access) else None,
         taints=taints,
         realms=realms,
     )
+
+
+def _realm_counts(access: Access, name: str) -> tuple[Counter[str], dict[tuple[str, str], str]]:
+    """One realm's conveyor counts and waiting taints, within the target scopes the caller may read."""
+    counts: Counter[str] = Counter()
+    taints: dict[tuple[str, str], str] = {}
+    cursor = realm_cursor(name)
+    for kind, key, status, count in cursor.execute(
+        "SELECT scope_kind, scope_key, status, COUNT(*) FROM proposals GROUP BY 1, 2, 3"
+    ).fetchall():
+        if status in _PROPOSAL_COUNTED and scope_visible(access, kind, key):
+            counts[status] += count
+    for kind, key, status, count in cursor.execute(
+        "SELECT scope_kind, scope_key, status, COUNT(*) FROM pending_promotions GROUP BY 1, 2, 3"
+    ).fetchall():
+        if status in ("pending", "committed") and scope_visible(access, kind, key):
+            counts["gate" if status == "pending" else "committed"] += count
+    for proposal_id, kind, key, taint in cursor.execute(
+        "SELECT proposal_id, scope_kind, scope_key, taint FROM proposals"
+        " WHERE taint IS NOT NULL AND status IN ('pending', 'held')"
+    ).fetchall():
+        if scope_visible(access, kind, key):
+            taints[(name, proposal_id)] = taint
+    holdings = realm_holdings(name, with_quarantined=sees_quarantined(access))
+    counts["quarantined"] = sum(s.quarantined for s in holdings if scope_visible(access, s.scope_kind, s.scope_key))
+    return counts, taints

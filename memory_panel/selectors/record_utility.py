@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from memory_panel.cursor import UtilityCursor
 from memory_panel.store.realm_index import IndexQuery, realm_index
-from memory_panel.store.realms import realm_alias, realm_exists
+from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord
-from memory_panel.store.rows import panel_realms, realm_cursor, records_by_id
+from memory_panel.store.rows import realm_cursor, realm_rows, records_by_id
 from memory_panel.store.utility import utility_rows
 from memory_panel.selectors.records import RecordPage, _equality_filters
 from memory_panel.visibility import (
@@ -39,13 +39,13 @@ def record_list_by_utility(
 ) -> RecordPage:
     """One page in the utility order, holding only rows the caller may see; realms merged by key."""
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    realms = panel_realms(realm)
     query = IndexQuery(
         **_equality_filters(filters),
         hidden_scope_kinds=hidden_scope_kinds(access),
         hide_quarantined=not sees_quarantined(access),
     )
-    per_realm = [_visible(access, name, query, cursor, limit + 1) for name in realms if realm_exists(name)]
+    # One sorted run per realm; a realm that cannot be read is skipped and named (docs/realm-failures.md §1).
+    per_realm, realms = realm_rows(realm, lambda name: [_visible(access, name, query, cursor, limit + 1)])
     merged = list(islice(heapq.merge(*per_realm, key=lambda pair: pair[0]), limit + 1))
     page = [record for _, record in merged[:limit]]
     next_cursor = UtilityCursor(merged[limit - 1][0]) if len(merged) > limit else None

@@ -15,13 +15,11 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from memory_panel.cursor import SearchCursor
-from memory_panel.errors import UnknownRealm
-from memory_panel.models import Record
 from memory_panel.search_text import SearchQuery, highlight, snippet
 from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord
-from memory_panel.store.rows import panel_realms, records_by_id
+from memory_panel.store.rows import realm_read, realm_rows, records_by_id
 from memory_panel.store.search_index import Hit, SearchFilter, SearchIndex, search_index
 from memory_panel.visibility import (
     hidden_scope_kinds,
@@ -76,8 +74,9 @@ def record_search(
 ) -> SearchPage:
     """One page of matches best first (ties newest first), merged over the realms searched."""
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    realms = panel_realms(realm)
-    indexes = [(name, index) for name in realms if (index := search_index(name)) is not None]
+    # A realm whose file cannot be read is skipped and named, or refused when asked for alone
+    # (docs/realm-failures.md §1), exactly as panel/records does.
+    indexes, realms = realm_rows(realm, lambda name: [(name, index)] if (index := search_index(name)) is not None else [])
     if cursor is not None:
         shift = cursor.window_shift
         after = Hit(cursor.window, cursor.bm25, cursor.updated_at_ms, cursor.memory_id)
@@ -97,7 +96,7 @@ def record_search(
         next_cursor = SearchCursor(
             last.bm25, last.updated_at_ms, last.memory_id, query_digest(query, filters, realm), shift, last.window
         )
-    return SearchPage(_results(access, query, page), next_cursor, realms)
+    return SearchPage(_results(access, query, page, alone=realm is not None), next_cursor, realms)
 
 
 def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
@@ -133,31 +132,26 @@ def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> 
     )
 
 
-def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]]) -> list[SearchResult]:
+def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]], *, alone: bool) -> list[SearchResult]:
     """The page's rows read from their realm files, each checked once more as records are."""
     by_realm: dict[str, list[str]] = {}
     for hit, name in page:
         by_realm.setdefault(name, []).append(hit.memory_id)
-    rows: dict[tuple[str, str], tuple[MemoryRecord, str]] = {}
+    rows: dict[tuple[str, str], MemoryRecord] = {}
     for name, ids in by_realm.items():
-        try:
-            alias = realm_alias(name)
-        except UnknownRealm:
-            continue
-        bodies = dict(Record.objects.using(alias).filter(memory_id__in=ids).values_list("memory_id", "body"))
-        for record in records_by_id(alias, name, ids):
-            rows[(name, record.id)] = (record, bodies.get(record.id, ""))
+        with realm_read(name, alone=alone):
+            for record in records_by_id(realm_alias(name), name, ids, with_body=True):
+                rows[(name, record.id)] = record
     results = []
     for hit, name in page:
-        found = rows.get((name, hit.memory_id))
-        if found is None or not record_visible(access, found[0]):
+        record = rows.get((name, hit.memory_id))
+        if record is None or not record_visible(access, record):
             continue  # gone, or changed since the index was caught up: the realm file decides
-        record, body = found
         results.append(
             SearchResult(
                 record=record,
                 score=-hit.bm25,
-                snippet=snippet(query, title=record.title, body=body, tags=record.tags),
+                snippet=snippet(query, title=record.title, body=record.body or "", tags=record.tags),
                 title=highlight(record.title, query),
             )
         )

@@ -23,13 +23,13 @@ from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import panel_realms, realm_cursor, realm_read, realm_rows, records_by_id
 from memory_panel.store.tile_facts import FACTS, fact_rows
 from memory_panel.visibility import (
-    sees_quarantined,
-    REVIEW,
     can_read_memory,
     can_read_realm_history,
     record_visible,
     scope_visible,
+    sees_quarantined,
     tile_fact_visible,
+    tile_status_counted,
 )
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
@@ -151,10 +151,14 @@ def tile_evidence(*, access: Access, realm: str | None, tile: str, limit: int) -
 
 def _realm_facts(access: Access, realm: str, sample: int) -> _RealmFacts:
     out = _RealmFacts(realm)
-    reviewer = not access.enforced or access.allows(REVIEW)
     out.scopes = [s for s in realm_holdings(realm, with_quarantined=sees_quarantined(access)) if scope_visible(access, s.scope_kind, s.scope_key)]
     out.records_checked = sum(
-        s.active + s.superseded + s.tombstoned + (s.quarantined if reviewer else 0) for s in out.scopes
+        count
+        for s in out.scopes
+        for status, count in (
+            ("active", s.active), ("superseded", s.superseded), ("tombstoned", s.tombstoned), ("quarantined", s.quarantined)
+        )
+        if tile_status_counted(access, status)
     )
     index = realm_index(realm)
     if index is not None:
@@ -215,7 +219,7 @@ def _fact_tile(access: Access, tile_id: str, facts: list[_RealmFacts], realms: l
     wanted = _tile_facts(tile_id)
     evidence = _evidence(facts, [fact for fact in wanted if counts[fact]])
     lines = _count_lines(counts, wanted) or ["0 of the checked records break the rule"]
-    if access.enforced and not access.allows(REVIEW):
+    if not sees_quarantined(access):
         lines.append("quarantined and tombstoned rows need memory.quarantine.review")
     return Tile(
         tile_id,
@@ -244,7 +248,7 @@ def _taint_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> 
         return tile
     checked = 0
     breaches: Counter = Counter()
-    reviewer = not access.enforced or access.allows(REVIEW)
+    reviewer = sees_quarantined(access)
     for name in realms:
         cursor = realm_cursor(name)
         clock = _realm_clock(cursor)

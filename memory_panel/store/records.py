@@ -113,7 +113,8 @@ def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
     status_kind = text("status_kind")
     status = status_kind if status_kind in STATUS_KINDS else "active"  # docs/store-format.md §3
     body = text("body", nullable=True) if "body" in row else None
-    body_bytes = len(body.encode("utf-8")) if body is not None else _int_value(row.get("body_bytes"), 0)
+    # The stored bytes when the row says (a body that is not UTF-8 counts what the file holds).
+    body_bytes = _int_value(row.get("body_bytes"), 0) if "body_bytes" in row or body is None else len(body.encode("utf-8"))
     return MemoryRecord(
         realm=realm,
         id=text("memory_id"),

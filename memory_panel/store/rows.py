@@ -96,16 +96,17 @@ def skipped_realms() -> list[SkippedRealm]:
     return list(_skipped.get() or ())
 
 
-def records_by_id(alias: str, realm: str, ids: list[str]) -> list[MemoryRecord]:
+def records_by_id(alias: str, realm: str, ids: list[str], *, with_body: bool = False) -> list[MemoryRecord]:
     """List rows for ``ids``, in that order (ids the realm no longer holds are skipped).
 
     Every page served from the index comes through here, so it is one plain statement on the
     alias's connection (same columns as ``list_rows``): building the queryset cost more than
-    running the primary-key lookups it makes.
+    running the primary-key lookups it makes. ``with_body`` also reads each body, decoded and
+    flagged like every other text column (docs/realm-failures.md §2), for search snippets.
     """
     if not ids:
         return []
-    columns = (*record_columns(realm, LIST_COLUMNS), "body_bytes")
+    columns = (*record_columns(realm, LIST_COLUMNS), *(("body",) if with_body else ()), "body_bytes")
     sql = (
         f"SELECT {', '.join(columns[:-1])}, LENGTH(CAST(body AS BLOB)) FROM records"
         f" WHERE memory_id IN ({', '.join(['%s'] * len(ids))})"

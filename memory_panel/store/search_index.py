@@ -47,7 +47,7 @@ from memory_panel.store.realm_index import (
     newest_generation_in,
     write_generation,
 )
-from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_format
+from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_failed, store_format
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
@@ -229,9 +229,10 @@ def _conditions(where: SearchFilter) -> tuple[str, list]:
 def search_index(realm: str) -> SearchIndex | None:
     """The realm's search index caught up with its file; None when the realm has no file.
 
-    Raises ``StoreFailed`` while a large realm's first index is being built. A realm file that
-    cannot be caught up with (truncated, garbage) has no index: the records read that follows
-    reports the realm (docs/realm-failures.md §1).
+    Raises ``StoreFailed`` while a large realm's first index is being built, and naming the realm
+    when its file cannot be caught up with (truncated, garbage): search has no direct read to fall
+    back on, so the realm is reported here, skipped or refused as every read does
+    (docs/realm-failures.md §1).
     """
     return once_per_request(("search_index", realm), lambda: _checked_search_index(realm))
 
@@ -240,8 +241,7 @@ def _checked_search_index(realm: str) -> SearchIndex | None:
     try:
         return _ready_search_index(realm)
     except sqlite3.DatabaseError as error:
-        logger.warning("no search index for realm %r: %s", realm, error)
-        return None
+        raise store_failed(error, realm=realm) from error
 
 
 def _ready_search_index(realm: str) -> SearchIndex | None:

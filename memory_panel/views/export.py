@@ -14,19 +14,20 @@ import csv
 import io
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-from memory_panel.errors import UnknownRealm
+from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.search_text import SearchQuery
 from memory_panel.selectors import records as record_selectors, search as search_selectors
-from memory_panel.store.realms import realm_alias
-from memory_panel.store.rows import panel_realms
 from memory_panel.signals import announce, records_exported
+from memory_panel.store.realms import realm_alias, store_failed
+from memory_panel.store.rows import SkippedRealm, noting_skipped_realms, panel_realms
 from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
@@ -79,13 +80,30 @@ def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
     return response
 
 
+@dataclass(frozen=True)
+class ExportCut:
+    """Rows an export could not include: a realm left out, or a walk cut short (docs/search.md §6)."""
+
+    realm: str | None
+    reason: str
+
+    @property
+    def message(self) -> str:
+        where = f"realm '{self.realm}' could not be read: " if self.realm is not None else ""
+        return f"export incomplete: {where}{self.reason}"
+
+
+ExportLine = dict[str, Any] | ExportCut
+
+
 def export_rows(
     *, access: Access, realm: str | None, filters: RecordFilter, query: SearchQuery | None
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[ExportLine]:
     """Every row the filters (and query) match that the caller may read, as its RPC JSON.
 
     The first page is read before the generator is handed out, so a denial or a bad realm is the
-    page's error, not a broken download.
+    page's error, not a broken download. A realm left out of the walk, or a failure after the
+    download started, ends it with an ``ExportCut`` per realm, never as a file that looks whole.
     """
     walk: Callable[..., Any]
     if query is None:
@@ -94,16 +112,29 @@ def export_rows(
     else:
         walk, shape = search_selectors.record_search, lambda page: [search_result_json(r) for r in page.results]
         kwargs = {"query": query}
-    first = walk(access=access, realm=realm, filters=filters, limit=EXPORT_BATCH, cursor=None, **kwargs)
 
-    def rows() -> Iterator[dict[str, Any]]:
-        page = first
+    def read(cursor: Any) -> tuple[Any, list[SkippedRealm]]:
+        with noting_skipped_realms() as skipped:
+            page = walk(access=access, realm=realm, filters=filters, limit=EXPORT_BATCH, cursor=cursor, **kwargs)
+        return page, skipped
+
+    first, first_skipped = read(None)
+
+    def rows() -> Iterator[ExportLine]:
+        page, left_out = first, {skipped.name: skipped for skipped in first_skipped}
         try:
             while True:
                 yield from shape(page)
                 if page.next_cursor is None:
+                    break
+                try:
+                    page, skipped = read(page.next_cursor)
+                except (StoreFailed, DatabaseError) as error:
+                    failure = error if isinstance(error, StoreFailed) else store_failed(error)
+                    yield ExportCut(failure.realm, failure.reason)
                     return
-                page = walk(access=access, realm=realm, filters=filters, limit=EXPORT_BATCH, cursor=page.next_cursor, **kwargs)
+                left_out.update((s.name, s) for s in skipped if s.name not in left_out)
+            yield from (ExportCut(skipped.name, skipped.reason) for skipped in left_out.values())
         finally:
             _close_realm_connections(realm)
 
@@ -132,9 +163,11 @@ def _close_realm_connections(realm: str | None) -> None:
             continue  # the file went away: nothing of it is open
 
 
-def _ndjson_lines(rows: Iterator[dict[str, Any]]) -> Iterator[str]:
+def _ndjson_lines(rows: Iterator[ExportLine]) -> Iterator[str]:
     try:
         for row in rows:
+            if isinstance(row, ExportCut):
+                row = {"error": {"message": row.message, "realm": row.realm, "reason": row.reason}}
             yield json.dumps(row, ensure_ascii=False) + "\n"
     finally:
         rows.close()
@@ -169,7 +202,7 @@ def _cell(value: Any) -> str:
     return text
 
 
-def _csv_lines(rows: Iterator[dict[str, Any]], *, with_search: bool) -> Iterator[str]:
+def _csv_lines(rows: Iterator[ExportLine], *, with_search: bool) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -183,7 +216,8 @@ def _csv_lines(rows: Iterator[dict[str, Any]], *, with_search: bool) -> Iterator
     try:
         yield line(list(CSV_COLUMNS + (SEARCH_COLUMNS if with_search else ())))
         for row in rows:
-            yield line(csv_cells(row, with_search=with_search))
+            # A cut is one cell a reader cannot take for a record: it starts with "#", not an id.
+            yield line([f"# {row.message}"] if isinstance(row, ExportCut) else csv_cells(row, with_search=with_search))
     finally:
         rows.close()
 

@@ -13,7 +13,7 @@ from django.http.request import split_domain_port, validate_host
 from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
 from mobkit_console.accounts.oidc_browser import session_groups
 from mobkit_console.accounts.tokens import bearer_sign_in
-from mobkit_console.origins import origin_parse
+from mobkit_console.origins import console_origin
 
 
 def token_from_scope(scope: dict) -> str | None:
@@ -48,15 +48,12 @@ def cookie_origin_allowed(scope: dict) -> bool:
     """May the page that opened this socket ride the session cookie? Only a page of the console's own
     origin (scheme, host and port): MOBKIT_ALLOWED_ORIGINS when set (behind a proxy), else the origin
     this socket was served on, whose host DJANGO_ALLOWED_HOSTS must also allow."""
-    origin = origin_parse(_header(scope, b"origin") or "")
-    if origin is None:
-        return False
-    if settings.MOBKIT_ALLOWED_ORIGINS:
-        return origin in {origin_parse(allowed) for allowed in settings.MOBKIT_ALLOWED_ORIGINS}
     host = _header(scope, b"host") or ""
+    served = f"{_served_scheme(scope)}://{host}"
+    if not console_origin(_header(scope, b"origin"), served=served, allowed=settings.MOBKIT_ALLOWED_ORIGINS):
+        return False
     domain, _ = split_domain_port(host)
-    served = origin_parse(f"{_served_scheme(scope)}://{host}")
-    return origin == served and validate_host(domain, settings.ALLOWED_HOSTS)
+    return bool(settings.MOBKIT_ALLOWED_ORIGINS) or validate_host(domain, settings.ALLOWED_HOSTS)
 
 
 class SessionGroupsMiddleware:

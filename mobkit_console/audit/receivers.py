@@ -62,9 +62,10 @@ def sign_in_failed(*, credentials: dict[str, Any], request: HttpRequest | None =
     audit_record(action="sign_in", outcome="failed", detail={"method": method}, actor=actor)
 
 
-def access_reloaded(*, added: list[str], removed: list[str], revision: str, **_: Any) -> None:
+def access_reloaded(*, added: list[str], removed: list[str], changed: list[str], revision: str, **_: Any) -> None:
     # The console itself reloaded the file: no request's caller did it.
-    audit_record(action="access.reload", detail={"added": added, "removed": removed, "revision": revision}, actor=NOBODY)
+    detail = {"added": added, "removed": removed, "changed": changed, "revision": revision}
+    audit_record(action="access.reload", detail=detail, actor=NOBODY)
 
 
 RECEIVERS: tuple[tuple[Signal, Callable[..., None]], ...] = (

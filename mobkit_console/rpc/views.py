@@ -22,7 +22,9 @@ from memory_panel.errors import AccessDenied, PanelError
 from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
 from access.caller import Access, access_for_user
+from mobkit_console.accounts.middleware import token_from_request
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
+from mobkit_console.origins import console_origin
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -38,6 +40,9 @@ from mobkit_console.rpc.registry import method_get
 logger = logging.getLogger("mobkit_console.rpc")
 
 UNAUTHORIZED = "unauthorized: console rpc requires a valid auth token"
+CROSS_ORIGIN = (
+    "cross-origin request refused: a call signed in by the session cookie must come from the console's own origin"
+)
 MAX_BATCH = 100
 
 
@@ -54,6 +59,8 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
         payload, refused = None, error
     if not request.user.is_authenticated:
         return _unauthorized(payload.get("id") if isinstance(payload, dict) else None)
+    if not _caller_origin_allowed(request):
+        return _error_response(None, INVALID_REQUEST, CROSS_ORIGIN, status=403)
     if refused is not None:
         return JsonResponse(_error_body(None, refused))
 
@@ -69,6 +76,18 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
         return JsonResponse(replies, safe=False) if replies else HttpResponse(status=204)
     reply = _dispatch(payload, access)
     return JsonResponse(reply) if reply is not None else HttpResponse(status=204)
+
+
+def _caller_origin_allowed(request: HttpRequest) -> bool:
+    """A browser sends the session cookie with any site's POST (a form, or fetch with text/plain
+    needs no preflight), so a call signed in by the cookie runs only from the console's own origin
+    (docs/wire-contract.md §C.1). A bearer token is never sent by a browser on its own: any origin.
+    A request with no Origin is no cross-site browser request."""
+    origin = request.headers.get("Origin")
+    if origin is None or token_from_request(request) is not None:
+        return True
+    served = f"{request.scheme}://{request.get_host()}"
+    return console_origin(origin, served=served, allowed=settings.MOBKIT_ALLOWED_ORIGINS)
 
 
 def _parse_body(raw: bytes) -> Any:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memory_panel.selectors.counts import COUNT_CAP, Count
 
 from .models import EVENT_ID_PREFIX, EventVisibilityKey, TimelineEvent
-from .visibility import event_visible, key_visible
+from .visibility import envelope_visible, key_visible
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -96,7 +96,7 @@ def events_page(*, access: Access, filters: EventFilter, before: int | None = No
         scanned += 1
         last_seq = row.seq
         envelope = row.envelope()
-        if event_visible(access, envelope):
+        if envelope_visible(access, envelope):
             if len(out) == limit:
                 # One more visible event exists: the page is full, and older pages follow it.
                 return EventPage(out, older=out[-1]["event_id"])

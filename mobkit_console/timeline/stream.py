@@ -16,7 +16,7 @@ from access.caller import Access, access_for_subject
 
 from .events import EVENT_TYPES
 from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
-from .visibility import VisibilityKey, event_visible, key_visible
+from .visibility import VisibilityKey, envelope_visible, key_visible
 
 # Re-read the caller's grants this often, so an access.toml edit reaches open streams well within
 # the contract's 5 s (the config file itself is re-checked about once a second).
@@ -97,5 +97,5 @@ class Subscription:
             for envelope in chunk:
                 self.replayed_upto = parse_event_id(envelope["event_id"]) or self.replayed_upto
                 if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
-                        and event_visible(self.access(), envelope):
+                        and envelope_visible(self.access(), envelope):
                     yield envelope

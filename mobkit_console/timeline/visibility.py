@@ -1,20 +1,16 @@
-"""Who receives which timeline event (docs/timeline.md §3.4, issue 5).
-
-An event needs ``agent.view`` on its identity. ``_system`` is checked as an identity too, so an
-unscoped ``agent.view`` or one with ``agents = ["*"]`` sees it (docs/timeline.md §3.4), while a rule naming other
-agents does not. When its data names a record scope, the caller must also be able to read that scope, so a
-terse event can never reveal that a scope the caller cannot read is being written.
+"""Which part of a timeline event decides who receives it (docs/timeline.md §3.4).
 
 Everything the decision reads is the event's *visibility key* (identity, scope kind, scope key):
 events with one key are received by exactly the same callers, which is what lets a socket decide
-each key once and the timeline count events per key (docs/timeline-live.md §6).
+each key once and the timeline count events per key (docs/timeline-live.md §6). The decision
+itself is the memory domain's gate, ``memory_panel.visibility.event_visible``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memory_panel.visibility import scope_visible
+from memory_panel.visibility import event_visible
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -32,17 +28,11 @@ def visibility_key(identity: str, data: Any) -> VisibilityKey:
     return identity, None, None
 
 
-def event_visible(access: Access, envelope: dict[str, Any]) -> bool:
+def envelope_visible(access: Access, envelope: dict[str, Any]) -> bool:
+    """Does this caller receive this event?"""
     return key_visible(access, visibility_key(envelope["identity"], envelope.get("data")))
 
 
 def key_visible(access: Access, key: VisibilityKey) -> bool:
     """Does this caller receive the events of ``key``?"""
-    identity, scope_kind, scope_key = key
-    if not access.enforced:
-        return True
-    if not access.allows("agent.view", identity):
-        return False
-    if scope_kind is not None and scope_key is not None:
-        return scope_visible(access, scope_kind, scope_key)
-    return True
+    return event_visible(access, *key)

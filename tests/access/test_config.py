@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from access.caller import access_for_subject
 from access.config import current_access_config, refresh_access_config
-from tests.support.postures import READER, ROOT, everyone_may
+from tests.support.postures import READER, ROOT, SCOUT_READ_LEAD_DENIED, everyone_may
 
 REPO = Path(__file__).resolve().parents[2]
 WITH_OPERATOR = everyone_may("agent.view", "agent.memory.read", "operator.memory.read")
@@ -60,7 +60,7 @@ def test_start_up_with_a_missing_file_stops(settings, tmp_path):
     assert str(error.value) == f"MOBKIT_ACCESS_CONFIG={tmp_path / 'absent.toml'}: access config file not found"
 
 
-# Issue 14: MobKit's default for a missing `enabled` is false, so these files would read as
+# docs/access.md §2.3: MobKit's default for a missing `enabled` is false, so these files would read as
 # "access control off". A file that exists must say so itself.
 SAYS_NOTHING = "the file does not say enabled = true or enabled = false"
 FILES_THAT_SAY_NOTHING = [
@@ -204,3 +204,49 @@ def test_an_emptied_file_still_denies_over_rpc(access_toml, agent_memory_dir, cl
     refresh_access_config()
     reply = client.post("/console/rpc", request, content_type="application/json").json()
     assert reply["error"]["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": None}
+
+
+
+def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch):
+    """A save that truncates and writes in steps: the prefix cut before `agents` parses, unscoped."""
+    monkeypatch.setattr("access.config.RECHECK_INTERVAL_S", 0)  # every call is a check of the file
+    path = access_toml(SCOUT_READ_LEAD_DENIED)
+    assert current_access_config().config.rules[1].agents == ("identity:scout",)
+    edited = SCOUT_READ_LEAD_DENIED.replace('id = "never-lead"', 'id = "never-lead-or-luka"').replace(
+        'agents = ["identity:lead"]', 'agents = ["identity:lead", "identity:luka"]'
+    )
+    cut = edited.index('agents = ["identity:scout"]')
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.truncate(0)
+        handle.write(edited[:cut])  # a prefix that parses: scout-only is unscoped, never-lead gone
+        handle.flush()
+        for _ in range(3):
+            assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+        handle.write(edited[cut:])
+    assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+    time.sleep(0.6)  # STABLE_FOR_S: the whole file, read twice apart, now applies
+    assert [rule.id for rule in current_access_config().config.rules][-1] == "never-lead-or-luka"
+    assert not access_for_subject(READER).allows("agent.memory.read", "identity:luka")
+    assert access_for_subject(READER).allows("agent.memory.read", "identity:scout")
+
+
+def test_a_reload_logs_the_rule_ids_it_added_removed_and_changed(access_toml, caplog):
+    access_toml(SCOUT_READ_LEAD_DENIED)
+    current_access_config()
+    edited = SCOUT_READ_LEAD_DENIED.replace('id = "never-lead"', 'id = "never-luka"').replace(
+        'actions = ["agent.view"]', 'actions = ["agent.view", "mob.observe"]'
+    )
+    access_toml(edited)
+    with caplog.at_level(logging.INFO, logger="access"):
+        refresh_access_config()
+    assert "rules added: never-luka; rules removed: never-lead; rules changed: view-all" in caplog.text
+
+
+def test_rule_changes_names_added_removed_and_changed_ids():
+    from access.config import RuleChanges, rule_changes
+    from access.engine import AccessConfig, Rule
+
+    before = AccessConfig(rules=(Rule("a", actions=("agent.view",)), Rule("b", actions=("agent.view",))))
+    after = AccessConfig(rules=(Rule("b", actions=("agent.view",), agents=("x",)), Rule("c", actions=("agent.view",))))
+    assert rule_changes(before, after) == RuleChanges(added=("c",), removed=("a",), changed=("b",))
+    assert not rule_changes(after, after)

@@ -72,7 +72,7 @@ async def test_session_cookie_authenticates_websocket_from_the_consoles_own_page
         b"http://localhost.evil.example:8000",
         None,
         b"null",
-        # Issue 14: the same host on another port or scheme is another origin (another program).
+        # docs/wire-contract.md §C.1: the same host on another port or scheme is another origin (another program).
         b"http://127.0.0.1:9999",
         b"https://127.0.0.1:8000",
         b"http://127.0.0.1",
@@ -94,8 +94,17 @@ async def test_a_host_outside_allowed_hosts_is_refused_even_with_a_matching_orig
     assert await cookie_socket_user(b"http://evil.example:8000", b"evil.example:8000") is None
 
 
+async def test_a_forwarded_scheme_from_a_client_is_ignored_unless_behind_a_proxy(settings):
+    # Without MOBKIT_BEHIND_PROXY anyone can send the header: it must not change the served origin.
+    settings.ALLOWED_HOSTS = ["console.example.com"]
+    proxied = (b"x-forwarded-proto", b"https")
+    assert await cookie_socket_user(b"https://console.example.com", b"console.example.com", proxied) is None
+    assert await cookie_socket_user(b"http://console.example.com", b"console.example.com", proxied) == "browser-user"
+
+
 async def test_behind_a_tls_proxy_the_forwarded_scheme_is_the_served_origin(settings):
     settings.ALLOWED_HOSTS = ["console.example.com"]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # MOBKIT_BEHIND_PROXY=1
     proxied = (b"x-forwarded-proto", b"https")
     assert await cookie_socket_user(b"https://console.example.com", b"console.example.com", proxied) == "browser-user"
     assert await cookie_socket_user(b"http://console.example.com", b"console.example.com", proxied) is None

@@ -1,4 +1,4 @@
-"""Issue 14 over a real daphne: a page on another port of the same host cannot ride the cookie."""
+"""The socket origin rule (docs/wire-contract.md §C.1) over a real daphne: a page on another port of the same host cannot ride the cookie."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Fuzzing the ingest envelope: any body gets a 201 or a 4xx with a JSON body, and a refused batch
-stores nothing (issue 14)."""
+stores nothing (docs/timeline.md §T.7)."""
 
 from __future__ import annotations
 

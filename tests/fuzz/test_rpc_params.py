@@ -1,4 +1,4 @@
-"""Fuzzing every JSON-RPC method's params: any input is answered in the JSON-RPC envelope (issue 14).
+"""Fuzzing every JSON-RPC method's params: any input is answered in the JSON-RPC envelope (docs/wire-contract.md §1.5).
 
 Never a 500, never a reply that is not strict JSON, never the generic -32603 of an unexpected
 exception: bad input is a -32600/-32602 (or a result), whatever the method.

@@ -1,4 +1,4 @@
-"""A realm file truncated or overwritten in place is named and skipped, never a 500 (issue 14, item 2).
+"""A realm file truncated or overwritten in place is named and skipped, never a 500 (docs/realm-failures.md §1).
 
 Every page and method that spans all realms goes on serving the readable ones and (on HTML) names
 the realm it left out; asked for alone, the damaged realm is a 503 page or RPC -32001 naming the
@@ -7,9 +7,14 @@ realm and the reason. With and without the console's realm index.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+
 import pytest
 
 from memory_panel.simulator.store_writer import identity_scope, mob_scope
+from memory_panel.store.realms import forget_realm_connections
 from tests.hardening.support import (
     PANEL_METHODS,
     HTML_PAGES,
@@ -89,3 +94,73 @@ def test_the_shell_lists_the_damaged_realm_as_unreadable(two_realms, client_sign
     damage(two_realms[1].path, "garbage")
     shell = client_signed_in.get("/console/")
     assert shell.status_code == 200 and "unreadable" in shell.content.decode()
+
+
+# All-realm pages whose selectors read every realm their own way (issue: utility sort, Pipeline, Knowledge).
+MORE_PAGES = (
+    "/console/memory/records/?sort=utility",
+    "/console/memory/pipeline/",
+    "/console/memory/knowledge/?identity=identity:luka",
+)
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+@pytest.mark.parametrize("path", MORE_PAGES)
+def test_utility_sort_pipeline_and_knowledge_skip_and_name_the_damaged_realm(two_realms, client_signed_in, how, path):
+    damage(two_realms[1].path, how)
+    page = client_signed_in.get(path)
+    assert page.status_code == 200, (path, page.status_code)
+    text = page.content.decode()
+    assert "could not be read" in text and "<code>bad</code>" in text, path
+
+
+def _download(client, url: str, params: dict) -> str:
+    response = client.get(url, params)
+    assert response.status_code == 200
+    return b"".join(response.streaming_content).decode()
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_an_export_that_left_a_damaged_realm_out_ends_with_an_error_line_naming_it(two_realms, client_signed_in, how):
+    damage(two_realms[1].path, how)
+    lines = _download(client_signed_in, "/console/memory/records.ndjson", {}).splitlines()
+    assert [json.loads(line)["title"] for line in lines[:-1]] == ["Good realm fact"]
+    error = json.loads(lines[-1])["error"]
+    assert error["realm"] == "bad" and error["reason"]
+    assert error["message"] == f"export incomplete: realm 'bad' could not be read: {error['reason']}"
+    table = list(csv.reader(io.StringIO(_download(client_signed_in, "/console/memory/records.csv", {}))))
+    assert [line[0] for line in table[1:-1]] == [json.loads(lines[0])["id"]]
+    assert table[-1] == [f"# {error['message']}"]
+
+
+def test_an_export_cut_off_by_a_realm_damaged_mid_walk_ends_with_an_error_line(two_realms, client_signed_in, monkeypatch):
+    from memory_panel.views import export
+
+    monkeypatch.setattr(export, "EXPORT_BATCH", 5)  # several pages from a realm of 30 rows
+    whole = two_realms[1].path.read_bytes()
+    for params in ({"realm": "bad"}, {}):
+        forget_realm_connections()
+        two_realms[1].path.write_bytes(whole)
+        response = client_signed_in.get("/console/memory/records.ndjson", params)
+        assert response.status_code == 200
+        stream = iter(response.streaming_content)
+        first = [next(stream) for _ in range(3)]  # the first page is read before the body starts
+        damage(two_realms[1].path, "garbage")
+        lines = b"".join([*first, *stream]).decode().splitlines()
+        assert all("title" in json.loads(line) for line in lines[:-1])
+        assert len(lines) - 1 == 5  # the first page, then the error
+        assert json.loads(lines[-1])["error"]["realm"] == "bad", params
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_search_skips_a_damaged_realm_and_names_it_alone_as_records_does(two_realms, client_signed_in, how):
+    rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "fact"})  # both search indexes built
+    damage(two_realms[1].path, how)
+    result = rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "fact"})["result"]
+    assert [row["title"] for row in result["records"]] == ["Good realm fact"]
+    assert result["realms"] == ["good"]
+    page = client_signed_in.get("/console/memory/records/", {"q": "fact"})
+    assert page.status_code == 200 and "<code>bad</code>" in page.content.decode()
+    for method, params in (("search", {"query": "fact"}), ("records", {})):
+        error = rpc(client_signed_in, f"mobkit/memory/panel/{method}", {**params, "realm": "bad"})["error"]
+        assert error["code"] == -32001 and error["data"]["realm"] == "bad" and error["data"]["reason"], method

@@ -149,7 +149,7 @@ def test_realm_faults_under_load_never_fail_other_realms_or_leak_rows(tmp_path: 
 
         settle()
         # An emptied access.toml is not among the faults yet: on this branch it still reads as
-        # "access control off" (issue 14 item 1, failing closed, is another change).
+        # "access control off" (failing closed on it is docs/access.md §2.3, tested in tests/access).
         for fault in ("truncate", "garbage", "delete"):
             if fault == "truncate":
                 with open(victim, "r+b") as handle:

@@ -1,6 +1,9 @@
-"""Input past what the file system or a u64 can hold is a clear 400 / -32602 naming it (issue 14, item 4)."""
+"""Input past what the file system or a u64 can hold is a clear 400 / -32602 naming it (docs/realm-failures.md §3)."""
 
 from __future__ import annotations
+
+import base64
+import json
 
 import pytest
 
@@ -75,3 +78,54 @@ def test_a_limit_no_integer_can_hold_reads_as_the_default(one_realm, client_sign
         assert client_signed_in.get(path, {"limit": limit}).status_code == 200, path
     recall = client_signed_in.get("/console/memory/recall/", {"identity": "identity:luka", "max_entries": limit})
     assert recall.status_code == 200
+
+
+def _forged(cursor: str, **changes) -> str:
+    """A search cursor with some fields replaced, its digest kept: a tampered but well-bound cursor."""
+    encoded = cursor.removeprefix("s1.")
+    fields = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    for position, value in changes.items():
+        fields[int(position.removeprefix("f"))] = value
+    payload = json.dumps(fields, separators=(",", ":"))
+    return "s1." + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def _encoded(payload: str) -> str:
+    return "s1." + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+@pytest.fixture
+def search_cursor(realm_writer, client_signed_in) -> str:
+    writer = realm_writer("default")
+    for n in range(3):
+        writer.clock.advance(1000)
+        writer.remember(identity_scope("default", "identity:luka"), f"Fact {n}", "oslo trip")
+    return rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "oslo", "limit": 1})["result"]["next_cursor"]
+
+
+# (what was tampered with, a function of a real cursor giving the tampered one)
+TAMPERED_SEARCH_CURSORS = [
+    ("nested brackets", lambda real: _encoded("[" * 5000 + "]" * 5000)),
+    ("updated_at_ms 2**64", lambda real: _forged(real, f1=2**64)),
+    ("updated_at_ms past int64", lambda real: _forged(real, f1=2**63)),
+    ("negative updated_at_ms", lambda real: _forged(real, f1=-1)),
+    ("lone surrogate id", lambda real: _forged(real, f2="\ud800")),
+    ("bm25 past a float", lambda real: _forged(real, f0=10**400)),
+    ("bm25 not a number", lambda real: real[:3] + _encoded(_payload_with_nan(real))[3:]),
+]
+
+
+def _payload_with_nan(real: str) -> str:
+    encoded = real.removeprefix("s1.")
+    fields = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    return json.dumps(["NaN-MARK", *fields[1:]]).replace('"NaN-MARK"', "NaN")
+
+
+@pytest.mark.parametrize(("case", "tamper"), TAMPERED_SEARCH_CURSORS, ids=[c[0] for c in TAMPERED_SEARCH_CURSORS])
+def test_a_tampered_search_cursor_is_invalid_params_and_a_400_page(search_cursor, client_signed_in, case, tamper):
+    cursor = tamper(search_cursor)
+    error = rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "oslo", "cursor": cursor})["error"]
+    assert error == {"code": -32602, "message": "Invalid params: malformed cursor", "data": None}
+    page = client_signed_in.get("/console/memory/records/", {"q": "oslo", "cursor": cursor})
+    assert page.status_code == 400 and "malformed cursor" in page.content.decode()
+

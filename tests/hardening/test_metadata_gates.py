@@ -1,4 +1,4 @@
-"""Metadata never crosses a deny (issue 14, item 5; decisions in docs/access.md §2.8).
+"""Metadata never crosses a deny (the decisions of docs/access.md §2.8).
 
 - an injection or harvest row is its identity's memory activity: it needs read *and* view on that
   identity, and the record it names must be visible too;
@@ -20,7 +20,9 @@ from memory_panel.simulator.store_writer import (
     agent,
     identity_scope,
     mob_scope,
+    new_record,
     operator_scope,
+    retier_op,
 )
 from tests.hardening.support import rpc
 from tests.support.postures import HEADER, READS, REVIEWER, REVIEWS, ROOT
@@ -157,3 +159,66 @@ def test_a_record_of_an_unknown_scope_kind_names_the_missing_grant_when_denied(r
     error = rpc(client, "mobkit/memory/panel/record", {"memory_id": realm["unknown"]})["error"]
     assert error["code"] == -32030
     assert error["data"] == {"kind": "access_denied", "action": "operator.memory.read", "resource": realm["unknown"]}
+
+
+@pytest.fixture
+def dreamt(realm, realm_writer):
+    """A steward run that re-tiered scout's, lead's and a quarantined record, and left verdicts on each."""
+    w = realm_writer.writers[0]
+    run = w.new_dream_run_id()
+    w.steward_batch(run, [
+        retier_op(realm["scout"], "untrusted", rationale="SCOUT-RATIONALE"),
+        retier_op(realm["lead"], "untrusted", rationale="LEAD-RATIONALE-SECRET"),
+        retier_op(realm["quarantined"], "untrusted", rationale="QUARANTINED-RATIONALE-SECRET"),
+    ])
+    w.record_dream_run(run, started_at_ms=0, ops_committed=3, audit_verdicts=[
+        (realm["scout"], "dead_weight", "SCOUT-VERDICT"),
+        (realm["lead"], "dead_weight", "LEAD-VERDICT-SECRET"),
+        (realm["quarantined"], "dead_weight", "QUARANTINED-VERDICT-SECRET"),
+    ])
+    return realm
+
+
+def test_dreams_and_verdicts_name_no_record_of_an_identity_denied_memory_read(dreamt, as_subject):
+    client = as_subject("not_lead")
+    hidden = (dreamt["lead"], dreamt["quarantined"], "SECRET")
+    runs = rpc(client, "mobkit/memory/panel/dreams", {})["result"]["runs"]
+    assert [(run["memory_ids"], run["rationales"]) for run in runs] == [([dreamt["scout"]], ["SCOUT-RATIONALE"])]
+    assert runs[0]["ops"] == 3  # counts carry no content (docs/access.md §2.8)
+    verdicts = rpc(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
+    assert [(row["record_id"], row["rationale"]) for row in verdicts] == [(dreamt["scout"], "SCOUT-VERDICT")]
+    for path in ("/console/memory/dreams/", "/console/memory/pipeline/"):
+        page = client.get(path).content.decode()
+        assert not [text for text in hidden if text in page], path
+
+
+def test_a_reviewer_sees_every_record_a_dream_touched(dreamt, as_subject):
+    client = as_subject("reviewer", REVIEWER)
+    runs = rpc(client, "mobkit/memory/panel/dreams", {})["result"]["runs"]
+    assert sorted(runs[0]["memory_ids"]) == sorted([dreamt["scout"], dreamt["lead"], dreamt["quarantined"]])
+    verdicts = rpc(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
+    assert len(verdicts) == 3
+
+
+@pytest.fixture
+def busy(realm, realm_writer):
+    """Twenty more rows each of lead's and scout's injections, harvests and proposals, interleaved."""
+    w = realm_writer.writers[0]
+    for n in range(20):
+        for identity, record in ((LEAD, realm["lead"]), (SCOUT, realm["scout"])):
+            w.clock.advance(1000)
+            w.record_injection(record, identity, surface="turn", session_key=f"{identity}-{n}")
+            w.add_pending_harvest(identity, session_key=f"{identity}-harvest-{n}")
+            w.propose(identity_scope("default", identity), new_record(kind="fact", title=f"{identity} {n}", body="b"),
+                      author=agent(identity))
+    return realm
+
+
+@pytest.mark.parametrize(("method", "key"), [("injections", "injections"), ("harvests", "harvests"), ("proposals", "proposals")])
+def test_a_list_filtered_for_a_caller_still_fills_its_limit(busy, as_subject, method, key):
+    """docs/access.md §2.8: filter, then limit — lead's rows are hidden, scout's fill the page."""
+    rows = rpc(as_subject("not_lead"), f"mobkit/memory/panel/{method}", {"limit": 20})["result"][key]
+    assert len(rows) == 20
+    assert all(LEAD not in json.dumps(row) for row in rows)
+    everything = rpc(as_subject("reader"), f"mobkit/memory/panel/{method}", {"limit": 20})["result"][key]
+    assert len(everything) == 20 and any(LEAD in json.dumps(row) for row in everything)

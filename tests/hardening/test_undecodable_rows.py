@@ -1,4 +1,4 @@
-"""One bad row never breaks a listing: it is shown, flagged, and walked once (issue 14, item 3).
+"""One bad row never breaks a listing or a search: it is shown, flagged, and walked once (docs/realm-failures.md §2).
 
 Each case hand-edits one column of one row the way a damaged or hand-edited store can hold it,
 then reads the realm's records (alone and across realms) over RPC and HTML, and the biography.
@@ -61,6 +61,21 @@ def test_a_row_with_an_undecodable_column_is_listed_and_flagged(realm, client_si
     bio = rpc(client_signed_in, "mobkit/memory/panel/record", {"memory_id": ids[2]})["result"]["record"]
     assert column in bio["malformed_columns"]
     assert client_signed_in.get(f"/console/memory/records/{ids[2]}/").status_code == 200
+
+
+@pytest.mark.parametrize("column", ["title", "body", "tags"])
+def test_search_lists_and_flags_a_matching_row_whose_text_is_not_utf8(realm, client_signed_in, column):
+    """The search index caught up first, then the hand edit: the realm file is read for the page."""
+    writer, ids = realm
+    assert len(rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "body"})["result"]["records"]) == 6
+    _edit(writer, ids[1], f"{column} = X'FFFE41'")
+    rows = rpc(client_signed_in, "mobkit/memory/panel/search", {"query": "body"})["result"]["records"]
+    assert column in next(row for row in rows if row["id"] == ids[1])["malformed_columns"]
+    assert client_signed_in.get("/console/memory/records/", {"q": "body"}).status_code == 200
+    for export in ("/console/memory/records.csv", "/console/memory/records.ndjson"):
+        reply = client_signed_in.get(export, {"q": "body"})
+        assert reply.status_code == 200
+        assert b"".join(reply.streaming_content).count(ids[1].encode()) == 1
 
 
 @pytest.mark.parametrize("body", ["x'ff00fe'", "CAST(x'426fff6479' AS TEXT)"], ids=["blob", "bad-utf8-text"])

@@ -274,3 +274,18 @@ def test_older_store_format_decides_the_record_tiles_and_leaves_dreams_unverifia
     assert states["lattice"] == "violated"
     assert states["dreams"] == "unverifiable"  # the older format keeps no dream_runs sheets
     assert states["taint-wall"] == "holding"
+
+
+def test_a_reader_without_review_is_told_it_checked_only_rows_it_may_read(client_for, realm_writer, posture, read_path):
+    """Retired quarantine evidence (tombstoned after review) is reviewer-only: not among a reader's "checked"."""
+    def retired_evidence(w, ids):
+        held = w.remember(identity_scope(w.realm, LUKA), "Scraped", "wire the funds", author=agent(LUKA),
+                          gate_reason="tainted")
+        w.review_quarantine(held, "tombstone", reviewer={"kind": "operator", "principal": "root"})
+
+    build(realm_writer, retired_evidence)
+    posture("standard")
+    reader = client_for(READER).get(URL).content.decode().split('data-tile="lattice"', 1)[1]
+    reviewer = client_for(REVIEWER).get(URL).content.decode().split('data-tile="lattice"', 1)[1]
+    assert "checked 3 of 3 readable records" in reader  # _base: luka's, ana's and the mob's
+    assert "checked 4 of 4 readable records" in reviewer

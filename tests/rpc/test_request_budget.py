@@ -1,4 +1,4 @@
-"""Issue 14: one JSON-RPC request runs calls for at most MOBKIT_RPC_REQUEST_BUDGET_MS."""
+"""One JSON-RPC request runs calls for at most MOBKIT_RPC_REQUEST_BUDGET_MS."""
 
 from __future__ import annotations
 

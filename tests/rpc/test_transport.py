@@ -198,7 +198,7 @@ def test_no_csrf_token_needed_for_a_session_post(reader, world):
     assert reply.status == 200
 
 
-# Issue 14: JSON Python's decoder accepts but the console cannot answer (or echo) is refused
+# docs/wire-contract.md §1.5: JSON Python's decoder accepts but the console cannot answer (or echo) is refused
 # whole as -32600 with id null, naming the field; never a 500, never an invalid-JSON reply.
 NOT_FINITE = "is not a finite number (JSON has no NaN or Infinity)"
 
@@ -241,3 +241,31 @@ def test_deeply_nested_body_without_credentials_is_a_clean_401(client, world):
     reply = post_raw(client, "[" * 1000 + "]" * 1000)
     assert reply.status == 401
     assert reply.body == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": UNAUTHORIZED}}
+
+
+CROSS_SITE = "cross-origin request refused: a call signed in by the session cookie must come from the console's own origin"
+
+
+def test_a_session_signed_call_from_another_site_is_refused_unrun(client, reader):
+    body = json.dumps(request(PANEL + "harvests", 5))
+    for origin in ("http://evil.example", "http://testserver:8001", "https://testserver", "null"):
+        response = client.post(RPC, body, content_type="text/plain", HTTP_ORIGIN=origin)
+        assert response.status_code == 403, origin
+        assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": CROSS_SITE, "data": None}}
+
+
+def test_a_session_signed_call_from_the_consoles_own_origin_or_no_browser_runs(client, reader):
+    assert call(client, PANEL + "harvests", HTTP_ORIGIN="http://testserver").status == 200
+    assert call(client, PANEL + "harvests").status == 200  # no Origin: not a cross-site browser request
+
+
+def test_the_configured_public_origin_is_the_consoles_own(client, reader, settings):
+    settings.MOBKIT_ALLOWED_ORIGINS = ["https://console.example.com"]
+    assert call(client, PANEL + "harvests", HTTP_ORIGIN="https://console.example.com").status == 200
+    assert call(client, PANEL + "harvests", HTTP_ORIGIN="http://testserver").status == 403
+
+
+def test_a_bearer_call_from_any_origin_runs(client, world):
+    token = token_issue(user=user_with_subject("program@example.test"))
+    reply = call(client, PANEL + "harvests", HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ORIGIN="http://evil.example")
+    assert reply.status == 200 and "result" in reply.body

@@ -233,6 +233,31 @@ actions = ["agent.view"]
 agents = ["identity:router"]
 """
 
+# reader@example.test sees every agent and reads scout's memory alone; a deny names lead. A save
+# cut before scout-only's `agents` line would leave it unscoped and the deny gone.
+SCOUT_READ_LEAD_DENIED = f"""
+enabled = true
+admins = ["{ROOT}"]
+
+[[rules]]
+id = "view-all"
+subjects = ["*"]
+actions = ["agent.view"]
+
+[[rules]]
+id = "scout-only"
+subjects = ["{READER}"]
+actions = ["agent.memory.read"]
+agents = ["{SCOUT}"]
+
+[[rules]]
+id = "never-lead"
+effect = "deny"
+subjects = ["{READER}"]
+actions = ["agent.memory.read"]
+agents = ["{LEAD}"]
+"""
+
 
 def everyone_may(*actions: str) -> str:
     """A posture granting every subject ``actions`` on everything."""
@@ -253,6 +278,7 @@ BY_NAME: dict[str, str] = {
     "two_agents_and_mobs": TWO_AGENTS_AND_MOBS,
     "timeline_audience": TIMELINE_AUDIENCE,
     "star_and_one_agent_viewers": STAR_AND_ONE_AGENT_VIEWERS,
+    "scout_read_lead_denied": SCOUT_READ_LEAD_DENIED,
 }
 
 

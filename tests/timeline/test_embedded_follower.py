@@ -1,4 +1,4 @@
-"""Live by default (issue 11): a server process started with default settings follows the realm
+"""Live by default (docs/timeline-live.md §1): a server process started with default settings follows the realm
 files itself, so a store write reaches its sockets and its event stream with no Redis and no
 ``watch_realms``; several processes on Redis keep exactly one follower between them."""
 

@@ -99,7 +99,7 @@ def nested(depth: int) -> dict:
         (_with(event_id=""), "events[2].event_id: must be a non-empty string when present"),
         (_with(event_id="e" * 201), "events[2].event_id: at most 200 characters"),
         ("not an object", "events[2]: must be an object"),
-        # Issue 14: Python's json accepts these, the event log cannot store or send them back.
+        # docs/timeline.md §T.7: Python's json accepts these, the event log cannot store or send them back.
         (_with(data={"score": float("nan")}), f"events[2].data.score: NaN {NOT_FINITE}"),
         (_with(data={"score": [1, float("-inf")]}), f"events[2].data.score[1]: -Infinity {NOT_FINITE}"),
         (_with(identity="scout\ud800"), "events[2].identity: lone surrogate \\ud800 is not valid Unicode"),

@@ -1,4 +1,4 @@
-"""The timeline page says how many events match (issue 13): exactly the events the caller can page
+"""The timeline page says how many events match (docs/timeline-live.md §6): exactly the events the caller can page
 through with "Load older", narrowed by the filters, exact up to the cap and "more than N" past it."""
 
 from __future__ import annotations

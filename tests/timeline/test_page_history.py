@@ -1,4 +1,4 @@
-"""The timeline page a person can trust (issue 11): keyset "load older" to the first event, relative
+"""The timeline page a person can trust (docs/timeline-live.md §3): keyset "load older" to the first event, relative
 times exact on hover, an empty result that says when a filter is the reason, and a page that works
 without JavaScript (every control is a plain link or form)."""
 

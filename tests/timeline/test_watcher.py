@@ -53,7 +53,7 @@ class RunningWatcher:
 
 
 async def next_event(socket, event_type: str) -> dict:
-    frame = await socket.receive_json_from(timeout=2)  # issue 5: within 2 s of the commit
+    frame = await socket.receive_json_from(timeout=2)  # within 2 s of the commit
     assert frame["type"] == "event"
     assert frame["event"]["event_type"] == event_type, frame
     return frame["event"]

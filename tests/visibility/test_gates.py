@@ -88,6 +88,15 @@ BOOLEAN_GATES = [
     # docs/access.md §2.8: an agent's injections and harvests follow its identity-scope rule.
     (visibility.identity_visible, (SCOUT,),                "111101010"),
     (visibility.identity_visible, (LEAD,),                 "111001010"),
+    # docs/timeline.md §3.4: agent.view on the event's identity, and the scope it names if any.
+    (visibility.event_visible, (SCOUT, None, None),        "111111010"),
+    (visibility.event_visible, ("_system", None, None),    "111011010"),
+    (visibility.event_visible, (SCOUT, "mob", "ops"),      "111001010"),
+    (visibility.event_visible, (LEAD, "identity", LEAD),   "111001010"),
+    # docs/panel-tiles.md: without review, quarantined and tombstoned rows are never counted.
+    (visibility.tile_status_counted, ("active",),          "111111111"),
+    (visibility.tile_status_counted, ("tombstoned",),      "100001110"),
+    (visibility.tile_status_counted, ("quarantined",),     "100001110"),
     (visibility.can_read_memory, (),                       "111101011"),
     (visibility.can_read_realm_history, (),                "111001011"),
     (visibility.may_read_ledger, (),                       "111001011"),
