@@ -35,7 +35,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,7 +88,7 @@ def timed_get(connection: http.client.HTTPConnection, path: str, headers: dict[s
     return response.status, b"".join(parts), time.perf_counter() - began, stall
 
 
-def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tally: Tally, pages: int,
+def client_loop(port: int, token: str, scenario: str, stop: threading.Event, *, tally: Tally, pages: int,
                 fixed_path: str) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -124,17 +126,25 @@ def client_loop(port: int, token: str, scenario: str, stop: threading.Event, tal
     connection.close()
 
 
-def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int, fixed_path: str = "") -> Tally:
-    tally = Tally()
+def for_seconds(seconds: float, clients: list[Callable[[threading.Event], None]]) -> float:
+    """Each client in a thread of its own until ``seconds`` pass (then its event is set); the time
+    the run took, the clients' last requests included."""
     stop = threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(port, token, scenario, stop, tally, pages, fixed_path))
-               for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(stop,), daemon=True) for client in clients]
+    started = time.monotonic()
     for thread in threads:
         thread.start()
     time.sleep(seconds)
     stop.set()
     for thread in threads:
         thread.join(timeout=180)
+    return time.monotonic() - started
+
+
+def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int, fixed_path: str = "") -> Tally:
+    tally = Tally()
+    for_seconds(seconds, [partial(client_loop, port, token, scenario, tally=tally, pages=pages, fixed_path=fixed_path)
+                          for _ in range(clients)])
     return tally
 
 

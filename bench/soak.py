@@ -32,6 +32,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
@@ -42,6 +43,7 @@ from memory_panel.simulator.store_writer import (  # noqa: E402
     StoreWriter,
     identity_scope,
 )
+from bench.load import for_seconds  # noqa: E402
 from tests.support.servers import daphne_servers, deployment_env, manage  # noqa: E402
 from tests.support.worlds import write_spread  # noqa: E402
 
@@ -110,7 +112,7 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def client_loop(port: int, token: str, stop: threading.Event, tally: Tally, index: int, args) -> None:
+def client_loop(port: int, token: str, stop: threading.Event, *, tally: Tally, index: int, args) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     headers = {"Authorization": f"Bearer {token}"}
     kinds = ("rpc", "html")
@@ -215,17 +217,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def run_phase(port: int, token: str, args, seconds: float) -> tuple[Tally, float]:
     tally = Tally()
-    stop = threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(port, token, stop, tally, i, args), daemon=True)
-               for i in range(args.clients)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    time.sleep(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=180)
-    return tally, time.monotonic() - started
+    took = for_seconds(seconds, [partial(client_loop, port, token, tally=tally, index=i, args=args)
+                                 for i in range(args.clients)])
+    return tally, took
 
 
 def report(label: str, tally: Tally, took: float) -> None:

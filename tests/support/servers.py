@@ -60,7 +60,9 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @dataclass
-class Daphne:
+class Server:
+    """A console server process the tests started, on 127.0.0.1:``port``, logging to ``log``."""
+
     port: int
     process: subprocess.Popen
     log: Path
@@ -72,6 +74,10 @@ class Daphne:
     @property
     def ws(self) -> str:
         return f"ws://127.0.0.1:{self.port}"
+
+
+class Daphne(Server):
+    """``daphne mobkit_console.asgi:application``: one process."""
 
 
 def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
@@ -114,22 +120,8 @@ def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
             stop_daphne(server)
 
 
-@dataclass
-class Serve:
+class Serve(Server):
     """``bin/serve`` in its own process group: uvicorn's supervisor and its ``workers`` processes."""
-
-    port: int
-    process: subprocess.Popen
-    log: Path
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
-
     def worker_pids(self) -> set[int]:
         """The uvicorn worker processes: the supervisor's children that multiprocessing spawned
         to run the app (not its resource tracker)."""
@@ -205,7 +197,7 @@ def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: 
     raise RuntimeError(f"the server on port {port} did not come up: {log.read_text(errors='replace')[-2000:]}")
 
 
-def post_events(server: Daphne | Serve, body: Any, token: str) -> dict[str, Any]:
+def post_events(server: Server, body: Any, token: str) -> dict[str, Any]:
     request = urllib.request.Request(
         f"{server.http}/console/events", data=json.dumps(body).encode(), method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
