@@ -1,4 +1,4 @@
-"""Audit log benchmark (issue 25): what the audit log adds to a page, on vs off.
+"""Audit log benchmark: what the audit log adds to a page, on vs off.
 
     .venv/bin/python bench/audit.py [--records 20000] [--reps 200]
 

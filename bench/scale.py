@@ -78,7 +78,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--keep-index", action="store_true",
                         help="with --keep: reuse the realm index an earlier run built instead of rebuilding it")
     parser.add_argument("--panel-tabs-only", action="store_true",
-                        help="time only the issue-12 pages (tiles, Knowledge, Pipeline, utility sort)")
+                        help="time only the panel-tab pages (tiles, Knowledge, Pipeline, utility sort)")
     return parser.parse_args()
 
 
