@@ -116,6 +116,10 @@ class EmbeddedFollower:
         self.stop_event.set()
         if self.thread.is_alive() and self.thread is not threading.current_thread():
             self.thread.join(timeout_s)
+        if self.thread.is_alive():
+            # Still inside a slow poll (a loaded machine): hand the lease back from here, since the
+            # process ends with this call and a standby would otherwise wait out the lease.
+            lease_release(holder=self.follower.holder)
 
     def _broadcast(self, rows: Sequence[TimelineEvent]) -> None:
         if self.loop.is_closed():
