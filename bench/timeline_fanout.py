@@ -167,7 +167,7 @@ def _servers(env: dict[str, str], *, server: str, processes: int):
 
 
 def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: int, redis_url: str,
-              batch_frames: bool, server: str = "daphne", workers: int = 2) -> dict:
+              batch_frames: bool, server: str = "daphne", workers: int = 2, database_url: str = "") -> dict:
     with tempfile.TemporaryDirectory(prefix=f"timeline-bench-{layer}-") as scratch:
         state = Path(scratch) / "state"
         (state / "console").mkdir(parents=True)
@@ -180,6 +180,8 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
         if server == "serve":
             processes = workers
         env = deployment_env(state, **extra)
+        if database_url:
+            env["DATABASE_URL"] = database_url
         if layer != "memory":
             env["DJANGO_SETTINGS_MODULE"] = "bench_settings"
         manage(env, "migrate", "--noinput")
@@ -235,6 +237,9 @@ def main() -> None:
     parser.add_argument("--server", choices=("daphne", "serve"), default="daphne",
                         help="daphne processes (one per layer's process count) or bin/serve's uvicorn workers")
     parser.add_argument("--workers", type=int, default=2, help="with --server serve: WORKERS")
+    parser.add_argument("--database-url", default="",
+                        help="the console database the servers share (default: SQLite in the run's state); "
+                             "give a PostgreSQL database of its own: the run migrates it and leaves its events there")
     parser.add_argument("--batch-frames", action="store_true",
                         help="sockets ask for ?batch=1: one frame per tick instead of one per event")
     args = parser.parse_args()
@@ -246,7 +251,7 @@ def main() -> None:
     for layer in args.layers.split(","):
         r = run_layer(layer, sockets=args.sockets, rate=args.rate, seconds=args.seconds, batch=args.batch,
                       redis_url=args.redis_url, batch_frames=args.batch_frames, server=args.server,
-                      workers=args.workers)
+                      workers=args.workers, database_url=args.database_url)
         print(f"{r['layer']:<14}{r['processes']:>6}{r['events']:>8}{r['rate']:>8.0f}{r['delivered']:>11}{r['loss_pct']:>8.2f}{r['duplicated']:>6}"
               f"{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}{r['cpu_ms_per_event']:>14.2f}", flush=True)
 

@@ -123,10 +123,11 @@ def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
 class Serve(Server):
     """``bin/serve`` in its own process group: uvicorn's supervisor and its ``workers`` processes."""
     def worker_pids(self) -> set[int]:
-        """The uvicorn worker processes: the supervisor's children that multiprocessing spawned
-        to run the app (not its resource tracker)."""
+        """The processes serving the app: the children uvicorn's supervisor spawned (not its resource
+        tracker), or uvicorn itself when it runs one worker in its own process."""
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
-        return {int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+        spawned = {int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+        return spawned or {self.process.pid}
 
     def owner_of(self, client_port: int) -> int | None:
         """The worker holding the connection whose client end is ``client_port`` (Linux /proc)."""
