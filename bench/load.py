@@ -14,7 +14,8 @@ console the way an operator would — one ``daphne`` process (``--server daphne`
   byte (the stall) is reported beside the latency;
 - ``path``: every client GETs ``--path`` (a deep records page with its cursor, say) again and again.
 
-It prints requests, answers >= 500, requests per second and p50/p99/max latency per run, and
+It prints requests, answers >= 500, requests per second, p50/p99/max latency and the server
+processes' CPU time per request (from /proc: what a request costs, however busy the machine) per run, and
 exits 1 when any answer was >= 500 or a request failed. ``--with-redis`` gives bin/serve the
 machine's Redis (127.0.0.1:6379/9) and ``--database-url`` a console database other than SQLite.
 
@@ -148,14 +149,15 @@ def run(port: int, token: str, scenario: str, clients: int, seconds: float, page
     return tally
 
 
-def report(label: str, tally: Tally, seconds: float) -> bool:
+def report(label: str, tally: Tally, seconds: float, cpu_s: float) -> bool:
     lat = sorted(tally.latencies) or [0.0]
     bad = sum(count for status, count in tally.statuses.items() if status >= 500)
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
     stall = max(tally.stalls, default=0.0)
     print(f"{label:<34} {len(tally.latencies):>6} req {bad:>4} >=500 {len(tally.failed):>3} failed "
           f"{len(tally.latencies) / seconds:>7.1f} req/s  p50 {statistics.median(lat) * 1000:>7.1f} ms  "
-          f"p99 {p99 * 1000:>7.1f} ms  max {lat[-1] * 1000:>7.1f} ms  longest stall {stall:>5.2f} s", flush=True)
+          f"p99 {p99 * 1000:>7.1f} ms  max {lat[-1] * 1000:>7.1f} ms  longest stall {stall:>5.2f} s  "
+          f"server CPU {cpu_s * 1000 / max(len(tally.latencies), 1):.2f} ms/req", flush=True)
     for failure in tally.failed[:3]:
         print(f"    {failure}")
     return bad == 0 and not tally.failed
@@ -197,23 +199,21 @@ def main() -> int:
         print(f"seeded {args.records} records in {time.perf_counter() - began:.0f} s", flush=True)
     token = manage(env, "mobkit_token", "load@example.test").strip().splitlines()[-1]
 
-    if args.server == "daphne":
-        daphne = start_daphne(env)
-        port, stop = daphne.port, lambda: stop_daphne(daphne)
-    else:
-        serve = start_serve(env, args.workers)
-        port, stop = serve.port, lambda: stop_serve(serve)
+    server = start_daphne(env) if args.server == "daphne" else start_serve(env, args.workers)
+    port = server.port
     ok = True
     try:
         # One request first, so index builds and caches are not in the figures.
         for scenario in args.scenario.split(","):
             run(port, token, scenario, 1, 2, args.pages, args.path)
             for clients in (int(c) for c in args.clients.split(",")):
+                cpu_before = server.cpu_seconds()
                 tally = run(port, token, scenario, clients, args.seconds, args.pages, args.path)
-                server = "daphne" if args.server == "daphne" else f"bin/serve x{args.workers}"
-                ok &= report(f"{scenario} {clients:>3} clients ({server})", tally, args.seconds)
+                cpu_s = server.cpu_seconds() - cpu_before
+                name = "daphne" if args.server == "daphne" else f"bin/serve x{args.workers}"
+                ok &= report(f"{scenario} {clients:>3} clients ({name})", tally, args.seconds, cpu_s)
     finally:
-        stop()
+        stop_daphne(server) if args.server == "daphne" else stop_serve(server)
     return 0 if ok else 1
 
 

@@ -26,7 +26,6 @@ import http.client
 import itertools
 import json
 import multiprocessing
-import os
 import statistics
 import sys
 import tempfile
@@ -146,22 +145,16 @@ def _ingest_loop(servers, token: str, rate: float, seconds: float, batch: int) -
     return sum(sent), time.monotonic() - start
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User plus system CPU a process has used: what a server spends, however busy the machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @contextmanager
 def _servers(env: dict[str, str], *, server: str, processes: int):
-    """The servers under test and a function giving their processes' pids (for their CPU time)."""
+    """The servers under test: ``processes`` daphnes, or one bin/serve with that many workers."""
     if server == "daphne":
         with daphne_servers(env, processes) as servers:
-            yield servers, lambda: [s.process.pid for s in servers]
+            yield servers
         return
     serve = start_serve(env, processes)
     try:
-        yield [serve], lambda: sorted(serve.worker_pids())
+        yield [serve]
     finally:
         stop_serve(serve)
 
@@ -187,7 +180,7 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
         manage(env, "migrate", "--noinput")
         manage(env, "collectstatic", "--noinput", "-v0")  # the pages' asset manifest (as bin/demo does)
         auth = manage(env, "mobkit_token", "bench@example.test").strip().splitlines()[-1]
-        with _servers(env, server=server, processes=processes) as (servers, server_pids):
+        with _servers(env, server=server, processes=processes) as servers:
             query = f"auth_token={auth}" + ("&batch=1" if batch_frames else "")
             urls = [f"{servers[i % len(servers)].ws}/ws/console/events/?{query}" for i in range(sockets)]
             ready, results = multiprocessing.Queue(), multiprocessing.Queue()
@@ -199,11 +192,10 @@ def run_layer(layer: str, *, sockets: int, rate: float, seconds: float, batch: i
             for _ in workers:
                 ready.get(timeout=120)
             time.sleep(0.5)
-            pids = server_pids()
-            cpu_before = sum(_cpu_seconds(pid) for pid in pids)
+            cpu_before = sum(s.cpu_seconds() for s in servers)
             sent, took = _ingest_loop(servers, env["MOBKIT_INGEST_TOKEN"], rate, seconds, batch)
             time.sleep(3)  # let the tail drain before the stop marker
-            server_cpu = sum(_cpu_seconds(pid) for pid in pids) - cpu_before
+            server_cpu = sum(s.cpu_seconds() for s in servers) - cpu_before
             stop = json.dumps({"identity": "_system", "event_type": "memory.dream.started", "timestamp_ms": 0,
                                "data": {"realm": "bench", "run_id": STOP}})
             connection = http.client.HTTPConnection("127.0.0.1", servers[0].port, timeout=30)

@@ -75,6 +75,19 @@ class Server:
     def ws(self) -> str:
         return f"ws://127.0.0.1:{self.port}"
 
+    def pids(self) -> set[int]:
+        """The processes that serve requests (their CPU time is what the server spends)."""
+        return {self.process.pid}
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the serving processes have used so far (Linux /proc)."""
+        return sum(cpu_seconds(pid) for pid in self.pids())
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 class Daphne(Server):
     """``daphne mobkit_console.asgi:application``: one process."""
@@ -122,6 +135,9 @@ def daphne_servers(env: dict[str, str], count: int) -> Iterator[list[Daphne]]:
 
 class Serve(Server):
     """``bin/serve`` in its own process group: uvicorn's supervisor and its ``workers`` processes."""
+    def pids(self) -> set[int]:
+        return self.worker_pids()
+
     def worker_pids(self) -> set[int]:
         """The processes serving the app: the children uvicorn's supervisor spawned (not its resource
         tracker), or uvicorn itself when it runs one worker in its own process."""
