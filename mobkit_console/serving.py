@@ -19,7 +19,8 @@ def with_content_length(app: ASGIApp) -> ASGIApp:
 
     async def measured(scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = scope.get("headers", [])
-        if scope["type"] != "http" or any(name == b"content-length" for name, _ in headers):
+        # HTTP/1.1: a request has a body only if it says how it is framed; chunked is the other way.
+        if scope["type"] != "http" or not any(name == b"transfer-encoding" for name, _ in headers):
             return await app(scope, receive, send)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1
         body = bytearray()
@@ -40,7 +41,8 @@ def with_content_length(app: ASGIApp) -> ASGIApp:
             replayed = True
             return {"type": "http.request", "body": bytes(body), "more_body": False}
 
-        sized = [(n, v) for n, v in headers if n != b"transfer-encoding"] + [(b"content-length", str(len(body)).encode())]
+        framing = (b"transfer-encoding", b"content-length")
+        sized = [(n, v) for n, v in headers if n not in framing] + [(b"content-length", str(len(body)).encode())]
         return await app({**scope, "headers": sized}, replay, send)
 
     return measured
