@@ -22,32 +22,26 @@ Small realms skip all of this: below ``MOBKIT_REALM_INDEX_MIN_ROWS`` the direct 
 
 from __future__ import annotations
 
-import fcntl
 import heapq
 import logging
-import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
 
 from memory_panel import conf
 
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
-from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
+from memory_panel.store.console_index import IndexFamily, readonly, realm_rows, set_meta, snapshot_high_water
+from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows
 from memory_panel.store.utility import utility_rows
 
 logger = logging.getLogger("memory_panel.store.realm_index")
-Delta = TypeVar("Delta")
 
-# Above this many new audit rows a request does not catch up inline; a rebuild does.
-MAX_INLINE_DELTA = 5000
 BUILD_BATCH = 20_000
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
 SCHEMA_VERSION = "3"
@@ -110,10 +104,6 @@ class IndexQuery:
 
 def index_dir() -> Path:
     return conf.persistent_state() / "console" / "realm-index"
-
-
-def _realm_dir(realm: str) -> Path:
-    return index_dir() / encode_path_segment(realm)
 
 
 class RealmIndex:
@@ -243,9 +233,6 @@ def _where(query: IndexQuery) -> tuple[list[str], list]:
 # Handing out a ready, caught-up index
 
 
-_local = threading.local()
-
-
 def realm_index(realm: str) -> RealmIndex | None:
     """The realm's index caught up with the file, or None: then read the realm directly.
 
@@ -272,25 +259,13 @@ def _ready_index(realm: str) -> RealmIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None  # gone since discovery
-    generation = _newest_generation(realm)
-    if generation is None:
-        if not _known_small(path):
-            start_build(realm)
-        return None
-    conn = _generation_connection(generation)
-    meta = dict(conn.execute("SELECT key, value FROM meta"))
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        start_build(realm)  # written by an older console: its tables lack what this one reads
-        return None
-    if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
-        start_build(realm)  # the realm file was replaced: this generation describes another file
-        return None
-    if time.time() - float(meta["built_at"]) > conf.realm_index_reconcile_seconds():
-        start_build(realm)  # periodic reconciliation; this generation keeps serving meanwhile
-    if not _catch_up(realm, path, conn):
+    conn = REALM_INDEX.caught_up(realm, path, stat)
+    if conn is not None:
+        return RealmIndex(realm, conn)
+    # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
+    if REALM_INDEX.newest(realm) is not None or not _known_small(path):
         start_build(realm)
-        return None
-    return RealmIndex(realm, conn)
+    return None
 
 
 # A realm found below MIN_ROWS is not counted again for this long: every selector asks, and most
@@ -304,105 +279,13 @@ def _known_small(path: Path) -> bool:
     now = time.monotonic()
     if _small_until.get(key, 0.0) > now:
         return True
-    if _realm_rows(path) < conf.realm_index_min_rows():
+    if realm_rows(path) < conf.realm_index_min_rows():
         _small_until[key] = now + SMALL_RECHECK_SECONDS
         return True
     return False
 
 
-def _realm_rows(path: Path) -> int:
-    # MAX(rowid) is O(1) and never below the row count of a table MobKit never deletes from.
-    with _readonly(path) as realm:
-        return realm.execute("SELECT COALESCE(MAX(rowid), 0) FROM records").fetchone()[0]
-
-
-def _newest_generation(realm: str) -> Path | None:
-    return newest_generation_in(_realm_dir(realm))
-
-
-def newest_generation_in(directory: Path) -> Path | None:
-    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory`` (the search index's too)."""
-    if not directory.is_dir():
-        return None
-    ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
-    return ready[-1] if ready else None
-
-
-def _generation_connection(path: Path) -> sqlite3.Connection:
-    """One connection per thread and generation file; a new generation gets a new connection."""
-    cache: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("connections", {})
-    key = str(path)
-    conn = cache.get(key)
-    if conn is None:
-        for stale in [k for k in cache if Path(k).parent == path.parent]:
-            cache.pop(stale).close()
-        conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
-        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        cache[key] = conn
-    return conn
-
-
-class _readonly:
-    def __init__(self, path: Path) -> None:
-        self.conn = connect_readonly(path)
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
-
-
-def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
-    return catch_up_from_audit(path, conn, _read_delta, _apply_delta)
-
-
-def catch_up_from_audit(
-    path: Path,
-    conn: sqlite3.Connection,
-    read: Callable[[sqlite3.Connection, int, set[str]], Delta],
-    apply: Callable[[sqlite3.Connection, Delta], None],
-) -> bool:
-    """Apply the audit rows past the high-water mark; False when only a rebuild can help.
-
-    ``read(source, high_water, touched ids)`` gathers what the index needs from one snapshot of
-    the realm; ``apply(conn, gathered)`` writes it. The search index is kept current this way too.
-    """
-    high_water, token = _high_water(conn)
-    with _readonly(path) as source:
-        source.execute("BEGIN")  # one snapshot of the realm for the whole catch-up
-        try:
-            newest = source.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
-            if newest == high_water:
-                return _same_audit_row(source, high_water, token)
-            if newest < high_water or not _same_audit_row(source, high_water, token):
-                return False  # restored or replaced in place: the history we indexed is gone
-            delta = source.execute(
-                "SELECT audit_id, stage_token, memory_id FROM audit WHERE audit_id > ?"
-                " ORDER BY audit_id LIMIT ?",
-                (high_water, MAX_INLINE_DELTA + 1),
-            ).fetchall()
-            if len(delta) > MAX_INLINE_DELTA:
-                return False
-            gathered = read(source, high_water, {memory_id for _, _, memory_id in delta if memory_id})
-            last_id, last_token, _ = delta[-1]
-        finally:
-            source.rollback()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
-            apply(conn, gathered)
-            _set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return True
-
-
-def _read_delta(source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
+def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
     rows = _entry_rows(source, touched)
     # A supersede's audit row names the new record; its prior changed too.
     priors = {row[6] for row in rows if row[6]} - touched
@@ -422,18 +305,6 @@ def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> None:
     conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
     conn.executemany("DELETE FROM utility WHERE memory_id = ?", [(m,) for m in changed])
     conn.executemany("INSERT OR REPLACE INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility)
-
-
-def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'audit_%'"))
-    return int(meta["audit_high_water"]), meta["audit_token"]
-
-
-def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
-    if audit_id == 0:
-        return True
-    row = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (audit_id,)).fetchone()
-    return row is not None and row[0] == token
 
 
 def _entry_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
@@ -470,120 +341,25 @@ def _bump_holdings(conn: sqlite3.Connection, scope_status: tuple[str, str, str],
     )
 
 
-def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
-    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
-
-
 # ---------------------------------------------------------------------------------------------
 # Building a generation
 
 
-class BackgroundBuilds:
-    """Builds run in a background thread, one per realm at a time in this process."""
-
-    def __init__(self, build: Callable[[str], object], label: str) -> None:
-        self.build = build
-        self.label = label
-        self.building: set[str] = set()
-        self.lock = threading.Lock()
-
-    def start(self, realm: str) -> None:
-        if not conf.realm_index_background():
-            self.build(realm)
-            return
-        with self.lock:
-            if realm in self.building:
-                return
-            self.building.add(realm)
-        threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
-
-    def _run(self, realm: str) -> None:
-        try:
-            self.build(realm)
-        except Exception:
-            logger.exception("building the %s of realm %r failed; pages read the realm directly", self.label, realm)
-        finally:
-            with self.lock:
-                self.building.discard(realm)
-
-
-def start_build(realm: str) -> None:
-    """Build a new generation in the background, unless one is already being built here."""
-    _builds.start(realm)
-
-
-def build(realm: str) -> Path | None:
-    return write_generation(_realm_dir(realm), realm, _fill_generation)
-
-
-def _fill_generation(path: Path, out: sqlite3.Connection) -> int:
+def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
     count = _copy_snapshot(path, out)
     for statement in _INDEXES:
         out.execute(statement)
-    _set_meta(out, schema_version=SCHEMA_VERSION)
     return count
-
-
-def write_generation(
-    directory: Path, realm: str, fill: Callable[[Path, sqlite3.Connection], int], *, wait: bool = False
-) -> Path | None:
-    """Write a complete new generation from one snapshot of the realm, then retire older ones.
-
-    ``fill(realm file, new file)`` creates the schema and copies the snapshot, returning the rows
-    copied. When another thread or process holds the build lock (it is building the same realm),
-    returns None, or with ``wait`` waits for that build and returns the generation it wrote.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "build.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not wait:
-                return None
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            return newest_generation_in(directory)
-        started = time.monotonic()
-        path = realm_path(realm)
-        stat = path.stat()
-        previous = newest_generation_in(directory)
-        number = int(previous.stem.split("-")[1]) + 1 if previous else 1
-        target = directory / f"gen-{number}.sqlite3"
-        partial = target.with_suffix(".partial")
-        partial.unlink(missing_ok=True)
-        out = sqlite3.connect(partial, isolation_level=None)
-        try:
-            out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
-            out.execute("PRAGMA synchronous=OFF")
-            count = fill(path, out)
-            _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
-            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
-            # neither waits for the other (the file records the mode, so it holds after the rename).
-            out.execute("PRAGMA journal_mode=WAL")
-        finally:
-            out.close()
-        os.replace(partial, target)
-        for older in directory.glob("gen-*.sqlite3"):
-            if older != target:
-                older.unlink(missing_ok=True)  # open connections keep reading it until they move on
-        logger.info("indexed realm %r into %s: %d records in %.1f s", realm, directory.parent.name, count,
-                    time.monotonic() - started)
-        return target
-
-
-_builds = BackgroundBuilds(build, "realm-index")
 
 
 def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
     """Copy keys, holdings and steward audit rows, all from one read transaction of the realm."""
     count = 0
-    with _readonly(path) as source:
+    with readonly(path) as source:
         source.execute("BEGIN")
         try:
-            newest = source.execute(
-                "SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1"
-            ).fetchone() or (0, "")
             out.execute("BEGIN")
             rows = source.execute(f"SELECT {_ENTRY_COLUMNS} FROM records")
             while batch := rows.fetchmany(BUILD_BATCH):
@@ -596,8 +372,26 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
                 "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
                 " FROM entries GROUP BY 1, 2, 3"
             )
-            _set_meta(out, audit_high_water=str(newest[0]), audit_token=newest[1])
+            set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:
             source.rollback()
     return count
+
+
+REALM_INDEX = IndexFamily(
+    name="realm-index",
+    schema_version=SCHEMA_VERSION,
+    fill=_fill_generation,
+    read_delta=_read_delta,
+    apply_delta=_apply_delta,
+)
+
+
+def build(realm: str) -> Path | None:
+    return REALM_INDEX.build(realm)
+
+
+def start_build(realm: str) -> None:
+    """Build a new generation in the background, unless one is already being built here."""
+    REALM_INDEX.start_build(realm)

@@ -1,7 +1,7 @@
 """A console-owned full-text index of every realm's titles, bodies and tags (docs/search.md).
 
 MobKit's store has no full-text index and the realm file may not be given one, so the console
-keeps its own beside the realm index, kept current the same way (memory_panel/store/realm_index.py):
+keeps its own beside the realm index, kept current the same way (memory_panel/store/console_index.py):
 
 - one SQLite file per realm and generation under ``<persistent_state>/console/search-index/``,
   holding a *contentless* FTS5 table (the tokens only: the text stays in the realm file, which
@@ -27,27 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from memory_panel import conf
 from memory_panel.errors import StoreFailed
-from memory_panel.store.realm_index import (
-    BackgroundBuilds,
-    _generation_connection,
-    _readonly,
-    _realm_rows,
-    _set_meta,
-    catch_up_from_audit,
-    newest_generation_in,
-    write_generation,
-)
-from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_failed, store_format
+from memory_panel.store.console_index import IndexFamily, readonly, realm_rows, set_meta, snapshot_high_water
+from memory_panel.store.realms import realm_exists, realm_path, store_failed, store_format
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
@@ -109,14 +97,6 @@ RANK_ALL = 10_000
 # ...and beyond, windows of document ids expected to hold about this many matches each.
 RANK_WINDOW = 4_000
 DENSITY_SAMPLE = 65_536
-
-
-def search_dir() -> Path:
-    return conf.persistent_state() / "console" / "search-index"
-
-
-def _realm_dir(realm: str) -> Path:
-    return search_dir() / encode_path_segment(realm)
 
 
 class SearchIndex:
@@ -252,41 +232,27 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None
-    generation = newest_generation_in(_realm_dir(realm))
-    if generation is not None and _usable(generation, realm, path, stat):
-        conn = _generation_connection(generation)
-        built_at = conn.execute("SELECT value FROM meta WHERE key = 'built_at'").fetchone()[0]
-        if time.time() - float(built_at) > conf.realm_index_reconcile_seconds():
-            start_build(realm)  # periodic reconciliation; this generation serves meanwhile
+    conn = SEARCH_INDEX.caught_up(realm, path, stat)
+    if conn is not None:
         return SearchIndex(realm, conn)
     # No index, or one that describes another file or history: small realms rebuild right now.
-    if _realm_rows(path) < conf.realm_index_min_rows():
+    if realm_rows(path) < conf.realm_index_min_rows():
         # Concurrent first searches of a small realm wait for the one build rather than fail.
-        build(realm, wait=True)
+        SEARCH_INDEX.build(realm, wait=True)
+        conn = SEARCH_INDEX.caught_up(realm, path, stat)
     else:
-        start_build(realm)
-    generation = newest_generation_in(_realm_dir(realm))
-    if generation is None or not _usable(generation, realm, path, stat):
+        SEARCH_INDEX.start_build(realm)
+    if conn is None:
         raise StoreFailed(
             f"the search index of realm '{realm}' is being built; search again in a moment", realm=realm
         )
-    return SearchIndex(realm, _generation_connection(generation))
+    return SearchIndex(realm, conn)
 
 
-def _usable(generation: Path, realm: str, path: Path, stat: os.stat_result) -> bool:
-    conn = _generation_connection(generation)
-    meta = dict(conn.execute("SELECT key, value FROM meta"))
-    same_file = (meta["realm_dev"], meta["realm_ino"]) == (str(stat.st_dev), str(stat.st_ino))
-    return same_file and _catch_up(realm, path, conn)
-
-
-def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
-    def read(source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
-        rows = _source_rows(source, realm, touched)
-        # A supersede's audit row names the new record; its prior's status changed too.
-        return rows + _source_rows(source, realm, {row[-1] for row in rows if row[-1]} - touched)
-
-    return catch_up_from_audit(path, conn, read, _apply)
+def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
+    rows = _source_rows(source, realm, touched)
+    # A supersede's audit row names the new record; its prior's status changed too.
+    return rows + _source_rows(source, realm, {row[-1] for row in rows if row[-1]} - touched)
 
 
 def _select(realm: str) -> str:
@@ -352,12 +318,6 @@ def _insert(conn: sqlite3.Connection, memory_id: str, text: tuple[str, str, str]
 # Building a generation
 
 
-def build(realm: str, *, wait: bool = False) -> Path | None:
-    """Write a complete new generation from one snapshot of the realm; another builder already at
-    it means None, or with ``wait`` the generation it wrote (see ``write_generation``)."""
-    return write_generation(_realm_dir(realm), realm, partial(_fill_generation, realm), wait=wait)
-
-
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
@@ -368,18 +328,11 @@ def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     return count
 
 
-_builds = BackgroundBuilds(build, "search-index")
-start_build = _builds.start
-
-
 def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
     count = 0
-    with _readonly(path) as source:
+    with readonly(path) as source:
         source.execute("BEGIN")
         try:
-            newest = source.execute(
-                "SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1"
-            ).fetchone() or (0, "")
             out.execute("BEGIN")
             rows = source.execute(_select(realm))
             while batch := rows.fetchmany(BUILD_BATCH):
@@ -387,15 +340,17 @@ def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
                     memory_id, text, keys = _doc_values(row)
                     _insert(out, memory_id, text, keys)
                 count += len(batch)
-            _set_meta(out, audit_high_water=str(newest[0]), audit_token=newest[1])
+            set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:
             source.rollback()
     return count
 
 
-def index_size(realm: str) -> int:
-    """Bytes of the realm's current search index on disk (0 when it has none)."""
-    generation = newest_generation_in(_realm_dir(realm))
-    return generation.stat().st_size if generation is not None else 0
-
+SEARCH_INDEX = IndexFamily(
+    name="search-index",
+    schema_version="1",
+    fill=_fill_generation,
+    read_delta=_read_delta,
+    apply_delta=_apply,
+)

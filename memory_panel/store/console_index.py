@@ -1,0 +1,292 @@
+"""What the console's two per-realm indexes share: generations, the build lock, catch-up, fallbacks.
+
+The realm index (``realm_index.py``, docs/realm-index.md) and the search index
+(``search_index.py``, docs/search.md) are both SQLite files the console derives from a realm file
+it may only read. Each is an ``IndexFamily``: its own directory, schema and ``fill`` (build from one
+snapshot) and ``read_delta``/``apply_delta`` (catch up from the audit feed); the rest is here, once:
+
+- generations: ``gen-<n>.sqlite3`` written as ``.partial`` and renamed when complete, older ones
+  then deleted, one builder per realm at a time under ``build.lock`` (docs/realm-index.md §2);
+- handing out the newest generation only when it describes this file (device, inode, schema
+  version) and is caught up with its audit feed (docs/realm-index.md §4); otherwise ``None``, and
+  the caller falls back (direct reads, or "being built" for search; docs/realm-index.md §7);
+- background builds, one thread per realm and family in a process (docs/realm-index.md §5).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memory_panel import conf
+from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_path
+
+logger = logging.getLogger("memory_panel.store.console_index")
+
+# Above this many new audit rows a request does not catch up inline; a rebuild does.
+MAX_INLINE_DELTA = 5000
+
+ReadDelta = Callable[[sqlite3.Connection, int, set[str]], Any]
+ApplyDelta = Callable[[sqlite3.Connection, Any], None]
+
+
+@dataclass(frozen=True)
+class IndexFamily:
+    """One kind of console index: where it lives, how it is built and how it catches up.
+
+    ``fill(realm, realm file, new file)`` creates the schema and copies one snapshot, returning
+    the records copied; ``read_delta(realm, source, high_water, touched ids)`` gathers what the
+    audit rows past the mark changed, from one snapshot; ``apply_delta(conn, gathered)`` writes it.
+    """
+
+    name: str
+    schema_version: str
+    fill: Callable[[str, Path, sqlite3.Connection], int]
+    read_delta: Callable[[str, sqlite3.Connection, int, set[str]], Any]
+    apply_delta: ApplyDelta
+
+    def directory(self, realm: str) -> Path:
+        return conf.persistent_state() / "console" / self.name / encode_path_segment(realm)
+
+    def newest(self, realm: str) -> Path | None:
+        return newest_generation_in(self.directory(realm))
+
+    def caught_up(self, realm: str, path: Path, stat: os.stat_result) -> sqlite3.Connection | None:
+        """The newest generation, caught up with the realm file; None when only a rebuild can help.
+
+        None when there is no generation, when it was written by another schema version or
+        describes another file (replaced: another device or inode), or when the file's history
+        is not the one it indexed (restored in place) or the backlog is too large to apply here.
+        """
+        generation = self.newest(realm)
+        if generation is None:
+            return None
+        conn = generation_connection(generation)
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("schema_version") != self.schema_version:
+            return None
+        if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
+            return None
+        if time.time() - float(meta["built_at"]) > conf.realm_index_reconcile_seconds():
+            self.start_build(realm)  # periodic reconciliation; this generation serves meanwhile
+        return conn if catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta) else None
+
+    def build(self, realm: str, *, wait: bool = False) -> Path | None:
+        """Write a complete new generation; another builder already at it means None, or with
+        ``wait`` the generation it wrote (see ``write_generation``)."""
+        return write_generation(self.directory(realm), realm, self, wait=wait)
+
+    def start_build(self, realm: str) -> None:
+        """Build a new generation in the background, unless one is already being built here."""
+        _background(self).start(realm)
+
+    def size(self, realm: str) -> int:
+        """Bytes of the realm's files of this family on disk (0 when it has none)."""
+        directory = self.directory(realm)
+        return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if directory.is_dir() else 0
+
+
+def newest_generation_in(directory: Path) -> Path | None:
+    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory``."""
+    if not directory.is_dir():
+        return None
+    ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
+    return ready[-1] if ready else None
+
+
+_local = threading.local()
+
+
+def generation_connection(path: Path) -> sqlite3.Connection:
+    """One connection per thread and generation file; a new generation gets a new connection."""
+    cache: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("connections", {})
+    key = str(path)
+    conn = cache.get(key)
+    if conn is None:
+        for stale in [k for k in cache if Path(k).parent == path.parent]:
+            cache.pop(stale).close()
+        conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
+        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        cache[key] = conn
+    return conn
+
+
+class readonly:
+    """A read-only connection to a realm file, closed on leaving the block."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = connect_readonly(path)
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+
+def realm_rows(path: Path) -> int:
+    # MAX(rowid) is O(1) and never below the row count of a table MobKit never deletes from.
+    with readonly(path) as realm:
+        return realm.execute("SELECT COALESCE(MAX(rowid), 0) FROM records").fetchone()[0]
+
+
+def set_meta(conn: sqlite3.Connection, **values: str) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+
+def catch_up_from_audit(path: Path, conn: sqlite3.Connection, read: ReadDelta, apply: ApplyDelta) -> bool:
+    """Apply the audit rows past the high-water mark; False when only a rebuild can help.
+
+    ``read(source, high_water, touched ids)`` gathers what the index needs from one snapshot of
+    the realm; ``apply(conn, gathered)`` writes it (docs/realm-index.md §4).
+    """
+    high_water, token = _high_water(conn)
+    with readonly(path) as source:
+        source.execute("BEGIN")  # one snapshot of the realm for the whole catch-up
+        try:
+            newest = source.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
+            if newest == high_water:
+                return _same_audit_row(source, high_water, token)
+            if newest < high_water or not _same_audit_row(source, high_water, token):
+                return False  # restored or replaced in place: the history we indexed is gone
+            delta = source.execute(
+                "SELECT audit_id, stage_token, memory_id FROM audit WHERE audit_id > ?"
+                " ORDER BY audit_id LIMIT ?",
+                (high_water, MAX_INLINE_DELTA + 1),
+            ).fetchall()
+            if len(delta) > MAX_INLINE_DELTA:
+                return False
+            gathered = read(source, high_water, {memory_id for _, _, memory_id in delta if memory_id})
+            last_id, last_token, _ = delta[-1]
+        finally:
+            source.rollback()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
+            apply(conn, gathered)
+            set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'audit_%'"))
+    return int(meta["audit_high_water"]), meta["audit_token"]
+
+
+def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
+    if audit_id == 0:
+        return True
+    row = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (audit_id,)).fetchone()
+    return row is not None and row[0] == token
+
+
+def snapshot_high_water(source: sqlite3.Connection) -> dict[str, str]:
+    """The meta a new generation starts from: the newest audit row of the snapshot being copied."""
+    newest = source.execute("SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1").fetchone()
+    audit_id, token = newest or (0, "")
+    return {"audit_high_water": str(audit_id), "audit_token": token}
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a generation
+
+
+def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: bool = False) -> Path | None:
+    """Write a complete new generation from one snapshot of the realm, then retire older ones.
+
+    When another thread or process holds the build lock (it is building the same realm),
+    returns None, or with ``wait`` waits for that build and returns the generation it wrote.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "build.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                return None
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return newest_generation_in(directory)
+        started = time.monotonic()
+        path = realm_path(realm)
+        stat = path.stat()
+        previous = newest_generation_in(directory)
+        number = int(previous.stem.split("-")[1]) + 1 if previous else 1
+        target = directory / f"gen-{number}.sqlite3"
+        unfinished = target.with_suffix(".partial")
+        unfinished.unlink(missing_ok=True)
+        out = sqlite3.connect(unfinished, isolation_level=None)
+        try:
+            out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
+            out.execute("PRAGMA synchronous=OFF")
+            count = family.fill(realm, path, out)
+            set_meta(
+                out,
+                schema_version=family.schema_version,
+                realm_dev=str(stat.st_dev),
+                realm_ino=str(stat.st_ino),
+                built_at=str(time.time()),
+            )
+            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
+            # neither waits for the other (the file records the mode, so it holds after the rename).
+            out.execute("PRAGMA journal_mode=WAL")
+        finally:
+            out.close()
+        os.replace(unfinished, target)
+        for older in directory.glob("gen-*.sqlite3*"):
+            if not older.name.startswith(target.name):
+                older.unlink(missing_ok=True)  # open connections keep reading it until they move on
+        logger.info("indexed realm %r into %s: %d records in %.1f s", realm, family.name, count,
+                    time.monotonic() - started)
+        return target
+
+
+class BackgroundBuilds:
+    """Builds run in a background thread, one per realm at a time in this process."""
+
+    def __init__(self, family: IndexFamily) -> None:
+        self.family = family
+        self.building: set[str] = set()
+        self.lock = threading.Lock()
+
+    def start(self, realm: str) -> None:
+        if not conf.realm_index_background():
+            self.family.build(realm)
+            return
+        with self.lock:
+            if realm in self.building:
+                return
+            self.building.add(realm)
+        threading.Thread(target=self._run, args=(realm,), name=f"{self.family.name}:{realm}", daemon=True).start()
+
+    def _run(self, realm: str) -> None:
+        try:
+            self.family.build(realm)
+        except Exception:
+            logger.exception("building the %s of realm %r failed; pages read the realm directly", self.family.name, realm)
+        finally:
+            with self.lock:
+                self.building.discard(realm)
+
+
+_builders: dict[str, BackgroundBuilds] = {}
+_builders_lock = threading.Lock()
+
+
+def _background(family: IndexFamily) -> BackgroundBuilds:
+    with _builders_lock:
+        return _builders.setdefault(family.name, BackgroundBuilds(family))
