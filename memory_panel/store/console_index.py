@@ -36,7 +36,8 @@ logger = logging.getLogger("memory_panel.store.console_index")
 MAX_INLINE_DELTA = 5000
 
 ReadDelta = Callable[[sqlite3.Connection, int, set[str]], Any]
-ApplyDelta = Callable[[sqlite3.Connection, Any], None]
+# Writes what was gathered; False when it cannot be applied and only a rebuild can help.
+ApplyDelta = Callable[[sqlite3.Connection, Any], bool]
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,9 @@ def catch_up_from_audit(path: Path, conn: sqlite3.Connection, read: ReadDelta, a
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
-            apply(conn, gathered)
+            if not apply(conn, gathered):
+                conn.execute("ROLLBACK")
+                return False
             set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
         conn.execute("COMMIT")
     except BaseException:

@@ -7,7 +7,8 @@ runtime's and may not be given an index, so the console keeps its own, in its ow
 - one SQLite file per realm and *generation* under ``<persistent_state>/console/realm-index/``,
   holding each record's ordering and filter keys (never its text: rows are always read from the
   realm file, so content is never stale), the per-scope holdings counts, and the steward's audit
-  rows by record;
+  rows by record — as small as SQLite allows: keyed by the realm's own ``rowid``, with every
+  repeated text (scope, status, kind, trust) numbered once (docs/realm-index.md §3);
 - kept current from the realm's change feed: ``audit_id`` only grows, so every request first
   applies the audit rows past the index's high-water mark (re-reading the records they name)
   before it answers — a record the runtime writes is listed by the very next request;
@@ -26,67 +27,82 @@ import heapq
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from memory_panel import conf
 
-from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
+from memory_panel.cursor import (
+    ORDER_MS,
+    SQLITE_INT_MAX,
+    Cursor,
+    keyset_predicate,
+    never_injected,
+    ranked_utility_key,
+    split_utility_key,
+    utility_key,
+)
 from memory_panel.store.console_index import IndexFamily, readonly, realm_rows, set_meta, snapshot_high_water
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows
-from memory_panel.store.utility import utility_rows
+from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
 
 logger = logging.getLogger("memory_panel.store.realm_index")
 
 BUILD_BATCH = 20_000
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
+RANK_BYTES = 26  # a utility rank (memory_panel/cursor.py) is below 10**61 < 2**208
 
+# docs/realm-index.md §3. Columns holding a realm's text values have no declared type, so a value
+# a hand edit left as a number or a BLOB is kept as it is, as the direct read sees it.
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE entries (memory_id TEXT PRIMARY KEY, updated_at_ms INTEGER NOT NULL,"
-    " created_at_ms INTEGER NOT NULL, scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL,"
-    " status_kind TEXT NOT NULL, supersedes TEXT, body_chars INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " trust TEXT NOT NULL)",
-    "CREATE TABLE holdings (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL,"
-    " status_kind TEXT NOT NULL, records INTEGER NOT NULL, body_chars INTEGER NOT NULL,"
-    " PRIMARY KEY (scope_kind, scope_key, status_kind))",
+    "CREATE TABLE labels (label INTEGER PRIMARY KEY, text NOT NULL UNIQUE)",
+    "CREATE TABLE scopes (scope INTEGER PRIMARY KEY, scope_kind INTEGER NOT NULL, scope_key NOT NULL,"
+    " UNIQUE (scope_kind, scope_key))",
+    "CREATE TABLE entries (entry INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    " created_at_ms NOT NULL, scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL,"
+    " kind INTEGER NOT NULL, trust INTEGER NOT NULL, supersedes, body_chars NOT NULL, injected, useful, utility BLOB)",
+    "CREATE TABLE holdings (scope INTEGER NOT NULL, status INTEGER NOT NULL, records INTEGER NOT NULL,"
+    " body_chars INTEGER NOT NULL, PRIMARY KEY (scope, status)) WITHOUT ROWID",
     "CREATE TABLE steward_audit (audit_id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL)",
     # The Holdings verdict tiles' per-record facts (memory_panel/store/tile_facts.py).
-    "CREATE TABLE tile_facts (fact TEXT NOT NULL, memory_id TEXT NOT NULL, scope_kind TEXT NOT NULL,"
-    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, PRIMARY KEY (fact, scope_kind, scope_key, memory_id))",
-    # Each record's key in the utility order (memory_panel/store/utility.py), for sort=utility pages.
-    "CREATE TABLE utility (utility_key TEXT PRIMARY KEY, memory_id TEXT NOT NULL UNIQUE, scope_kind TEXT NOT NULL,"
-    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL, trust TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE tile_facts (fact TEXT NOT NULL, scope INTEGER NOT NULL, memory_id TEXT NOT NULL,"
+    " status INTEGER NOT NULL, PRIMARY KEY (fact, scope, memory_id)) WITHOUT ROWID",
 )
-# One index per filter combination the panel offers, each ending in the page order.
+# Created after the load (docs/realm-index.md §5). Each ends in the page order's first column; ties
+# in updated_at_ms (few) are ordered by memory_id from the table row. Kind and trust filters ride on
+# these. The utility order holds only records ever injected: the rest sort last, in the records
+# order (docs/panel-tabs.md §3), which the order indexes already give.
 _INDEXES = (
-    "CREATE INDEX entries_order ON entries (updated_at_ms, memory_id)",
-    "CREATE INDEX entries_kind_order ON entries (scope_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_scope_order ON entries (scope_kind, scope_key, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_status_order ON entries (status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_kind_status_order ON entries (scope_kind, status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_scope_status_order ON entries"
-    " (scope_kind, scope_key, status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_created ON entries (status_kind, created_at_ms, memory_id)",
-    "CREATE INDEX entries_supersedes ON entries (supersedes)",
+    "CREATE INDEX entries_order ON entries (updated_at_ms)",
+    "CREATE INDEX entries_kind_order ON entries (scope_kind, updated_at_ms)",
+    "CREATE INDEX entries_scope_order ON entries (scope, updated_at_ms)",
+    "CREATE INDEX entries_status_order ON entries (status, updated_at_ms)",
+    "CREATE INDEX entries_created ON entries (status, created_at_ms)",
+    "CREATE INDEX entries_supersedes ON entries (supersedes) WHERE supersedes IS NOT NULL",
+    "CREATE INDEX entries_utility ON entries (utility) WHERE utility IS NOT NULL",
+    "CREATE INDEX entries_scope_utility ON entries (scope, utility) WHERE utility IS NOT NULL",
+    "CREATE INDEX entries_status_utility ON entries (status, utility) WHERE utility IS NOT NULL",
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
     "CREATE INDEX tile_facts_memory ON tile_facts (memory_id)",
-    "CREATE INDEX utility_scope ON utility (scope_kind, scope_key, utility_key)",
-    "CREATE INDEX utility_status ON utility (status_kind, utility_key)",
 )
-_ENTRY_COLUMNS = (
-    f"memory_id, {ORDER_MS}, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
-    " LENGTH(body), kind, trust"
+# What the index keeps of one records row, in this order (the realm's rowid first).
+_SOURCE_COLUMNS = (
+    f"r.rowid, r.memory_id, {ORDER_MS}, r.created_at_ms, r.scope_kind, r.scope_key, r.status_kind, r.kind,"
+    f" r.trust, r.supersedes, LENGTH(r.body), {USAGE_COLUMNS}, LENGTH(CAST(r.body AS BLOB))"
 )
 _STEWARD_AUDIT = (
     "SELECT audit_id, memory_id FROM audit WHERE audit_id > ? AND memory_id IS NOT NULL"
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
 )
+# An entry's scope as text, for the rows a page returns.
+_SCOPE_TEXT = "CROSS JOIN scopes s ON s.scope = e.scope CROSS JOIN labels l ON l.label = s.scope_kind"
 
 
 @dataclass(frozen=True)
@@ -114,18 +130,23 @@ class RealmIndex:
         self.conn = conn
 
     def page_entries(
-        self, query: IndexQuery, after: Cursor | None, limit: int
+        self, query: IndexQuery, after: Cursor | None, limit: int, *, never_injected_only: bool = False
     ) -> list[tuple[int, str, str, str]]:
         """(updated_at_ms, memory_id, scope_kind, scope_key) of the next ``limit`` entries, newest first."""
-        where, args = _where(query)
+        where, args = self._where(query)
+        if never_injected_only:
+            where.append("e.utility IS NULL")
         if after is not None:
-            predicate, predicate_args = keyset_predicate(after)
+            predicate, predicate_args = keyset_predicate(after, order_ms="e.updated_at_ms")
+            if predicate_args:  # the bound first, so SQLite seeks the index there
+                where.append("e.updated_at_ms <= ?")
+                args.append(after.updated_at_ms)
             where.append(predicate)
             args += predicate_args
-        sql = "SELECT updated_at_ms, memory_id, scope_kind, scope_key FROM entries"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?"
+        sql = (
+            f"SELECT e.updated_at_ms, e.memory_id, l.text, s.scope_key FROM entries e {_SCOPE_TEXT}"
+            f"{_where_sql(where)} ORDER BY e.updated_at_ms DESC, e.memory_id DESC LIMIT ?"
+        )
         return self.conn.execute(sql, [*args, limit]).fetchall()
 
     def page_entries_in_scopes(
@@ -144,39 +165,51 @@ class RealmIndex:
 
     def scopes(self) -> list[tuple[str, str]]:
         """Every (scope_kind, scope_key) that holds at least one record."""
-        return self.conn.execute("SELECT DISTINCT scope_kind, scope_key FROM holdings WHERE records > 0").fetchall()
+        return self.conn.execute(
+            "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
+            " WHERE EXISTS (SELECT 1 FROM holdings h WHERE h.scope = s.scope AND h.records > 0)"
+        ).fetchall()
 
     def quarantined_ids(
         self, *, hidden_scope_kinds: Sequence[str], offset: int, limit: int, oldest_first: bool = False
     ) -> list[str]:
-        where, args = _where(IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds)))
+        query = IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds))
+        where, args = self._where(query)
         direction = "ASC" if oldest_first else "DESC"
         sql = (
-            f"SELECT memory_id FROM entries WHERE {' AND '.join(where)}"
-            f" ORDER BY created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?"
+            f"SELECT e.memory_id FROM entries e{_where_sql(where)}"
+            f" ORDER BY e.created_at_ms {direction}, e.memory_id {direction} LIMIT ? OFFSET ?"
         )
         return [row[0] for row in self.conn.execute(sql, [*args, limit, offset])]
 
     def claimant_ids(self, prior_id: str) -> list[str]:
         rows = self.conn.execute(
-            "SELECT memory_id FROM entries WHERE supersedes = ? ORDER BY created_at_ms, memory_id", (prior_id,)
+            "SELECT memory_id FROM entries WHERE supersedes = ? AND supersedes IS NOT NULL"
+            " ORDER BY created_at_ms, memory_id",
+            (prior_id,),
         )
         return [row[0] for row in rows]
 
     def holdings(self) -> list[tuple[str, str, str, int, int]]:
         return self.conn.execute(
-            "SELECT scope_kind, scope_key, status_kind, records, body_chars FROM holdings WHERE records > 0"
+            "SELECT l.text, s.scope_key, st.text, h.records, h.body_chars FROM holdings h"
+            " CROSS JOIN scopes s ON s.scope = h.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+            " CROSS JOIN labels st ON st.label = h.status WHERE h.records > 0"
         ).fetchall()
 
     def tile_facts(self) -> list[tuple[str, str, str, str, int]]:
         """(fact, scope_kind, scope_key, status_kind, records) for every fact the index holds."""
         return self.conn.execute(
-            "SELECT fact, scope_kind, scope_key, status_kind, COUNT(*) FROM tile_facts GROUP BY 1, 2, 3, 4"
+            "SELECT f.fact, l.text, s.scope_key, st.text, f.records FROM"
+            " (SELECT fact, scope, status, COUNT(*) AS records FROM tile_facts GROUP BY 1, 2, 3) f"
+            " CROSS JOIN scopes s ON s.scope = f.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+            " CROSS JOIN labels st ON st.label = f.status"
         ).fetchall()
 
     def tile_fact_ids(self, fact: str, scope_kind: str, scope_key: str, limit: int) -> list[str]:
         rows = self.conn.execute(
-            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope_kind = ? AND scope_key = ?"
+            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope IN (SELECT s.scope FROM scopes s"
+            " JOIN labels l ON l.label = s.scope_kind WHERE l.text = ? AND s.scope_key = ?)"
             " ORDER BY memory_id LIMIT ?",
             (fact, scope_kind, scope_key, limit),
         )
@@ -184,25 +217,47 @@ class RealmIndex:
 
     def quarantined_before(self, cutoff_ms: int) -> list[tuple[str, str, int]]:
         """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``: the review backlog."""
+        where, args = self._where(IndexQuery(status_kind="quarantined"))
         return self.conn.execute(
-            "SELECT scope_kind, scope_key, COUNT(*) FROM entries WHERE status_kind = 'quarantined'"
-            " AND created_at_ms < ? GROUP BY 1, 2",
-            (cutoff_ms,),
+            "SELECT l.text, s.scope_key, q.records FROM (SELECT e.scope AS scope, COUNT(*) AS records"
+            f" FROM entries e{_where_sql([*where, 'e.created_at_ms < ?'])} GROUP BY 1) q"
+            " CROSS JOIN scopes s ON s.scope = q.scope CROSS JOIN labels l ON l.label = s.scope_kind",
+            [*args, cutoff_ms],
         ).fetchall()
 
     def utility_entries(
         self, query: IndexQuery, after: str | None, limit: int
     ) -> list[tuple[str, str, str, str]]:
-        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order."""
-        where, args = _where(query)
-        if after is not None:
-            where.append("utility_key > ?")
-            args.append(after)
-        sql = "SELECT utility_key, memory_id, scope_kind, scope_key FROM utility"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY utility_key LIMIT ?"
-        return self.conn.execute(sql, [*args, limit]).fetchall()
+        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order.
+
+        Records ever injected come first, by their rank; the rest (never injected) follow in the
+        records order, newest first (docs/realm-index.md §3).
+        """
+        rank, memory_id = split_utility_key(after) if after is not None else (None, "")
+        found: list[tuple[str, str, str, str]] = []
+        recency_after: Cursor | None = None
+        if rank is None or not never_injected(rank):
+            where, args = self._where(query)
+            where.append("e.utility IS NOT NULL")
+            if rank is not None:
+                bound = rank.to_bytes(RANK_BYTES, "big")
+                where += ["e.utility >= ?", "(e.utility > ? OR e.memory_id < ?)"]
+                args += [bound, bound, memory_id]
+            rows = self.conn.execute(
+                f"SELECT e.utility, e.memory_id, l.text, s.scope_key FROM entries e {_SCOPE_TEXT}"
+                f"{_where_sql(where)} ORDER BY e.utility, e.memory_id DESC LIMIT ?",
+                [*args, limit],
+            )
+            found = [(ranked_utility_key(int.from_bytes(r, "big"), m), m, kind, key) for r, m, kind, key in rows]
+            if len(found) == limit:
+                return found
+        else:
+            recency_after = Cursor(_rank_updated_at_ms(rank), memory_id)
+        rest = self.page_entries(query, recency_after, limit - len(found), never_injected_only=True)
+        return found + [
+            (utility_key(injected=0, useful=0, body_bytes=0, updated_at_ms=ms, memory_id=m), m, kind, key)
+            for ms, m, kind, key in rest
+        ]
 
     def steward_audit_ids(self, memory_id: str) -> list[int]:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
@@ -212,21 +267,58 @@ class RealmIndex:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit ORDER BY audit_id DESC LIMIT ?", (limit,))
         return [row[0] for row in rows]
 
+    def _labels(self, texts: Iterable[Any]) -> list[int]:
+        texts = list(texts)
+        if not texts:
+            return []
+        rows = self.conn.execute(f"SELECT label FROM labels WHERE text IN ({', '.join('?' * len(texts))})", texts)
+        return [row[0] for row in rows]
 
-def _where(query: IndexQuery) -> tuple[list[str], list]:
-    where: list[str] = []
-    args: list = []
-    for column in ("scope_kind", "scope_key", "status_kind", "kind", "trust"):
-        value = getattr(query, column)
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    if query.hide_quarantined:
-        where.append("status_kind != 'quarantined'")
-    if query.hidden_scope_kinds:
-        where.append(f"scope_kind NOT IN ({', '.join('?' * len(query.hidden_scope_kinds))})")
-        args += list(query.hidden_scope_kinds)
-    return where, args
+    def _where(self, query: IndexQuery) -> tuple[list[str], list]:
+        """The query's filters as conditions on ``entries e``, its texts turned into their numbers."""
+        where: list[str] = []
+        args: list = []
+        if query.scope_key is not None:
+            scope_sql = "SELECT s.scope FROM scopes s JOIN labels l ON l.label = s.scope_kind WHERE s.scope_key = ?"
+            scope_args = [query.scope_key]
+            if query.scope_kind is not None:
+                scope_sql += " AND l.text = ?"
+                scope_args.append(query.scope_kind)
+            _equal_any(where, args, "e.scope", [row[0] for row in self.conn.execute(scope_sql, scope_args)])
+        elif query.scope_kind is not None:
+            _equal_any(where, args, "e.scope_kind", self._labels([query.scope_kind]))
+        for column, value in (("e.status", query.status_kind), ("e.kind", query.kind), ("e.trust", query.trust)):
+            if value is not None:
+                _equal_any(where, args, column, self._labels([value]))
+        if query.hide_quarantined:
+            for label in self._labels(["quarantined"]):
+                where.append("e.status != ?")
+                args.append(label)
+        hidden = self._labels(query.hidden_scope_kinds)
+        if hidden:
+            where.append(f"e.scope_kind NOT IN ({', '.join('?' * len(hidden))})")
+            args += hidden
+        return where, args
+
+
+def _equal_any(where: list[str], args: list, column: str, values: list[int]) -> None:
+    if not values:
+        where.append("0")  # a text the index never saw: nothing matches
+    elif len(values) == 1:
+        where.append(f"{column} = ?")
+        args.append(values[0])
+    else:
+        where.append(f"{column} IN ({', '.join('?' * len(values))})")
+        args += values
+
+
+def _where_sql(where: list[str]) -> str:
+    return " WHERE " + " AND ".join(where) if where else ""
+
+
+def _rank_updated_at_ms(rank: int) -> int:
+    # The rank's last 19 digits are the complemented updated_at_ms (memory_panel/cursor.py).
+    return SQLITE_INT_MAX - rank % 10**19
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,60 +377,124 @@ def _known_small(path: Path) -> bool:
     return False
 
 
+class _Numbering:
+    """Numbers each text and scope once, reading and extending the index's own tables."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.labels = {_text_key(text): label for label, text in conn.execute("SELECT label, text FROM labels")}
+        self.scopes = {
+            (kind, _text_key(key)): scope for scope, kind, key in conn.execute("SELECT scope, scope_kind, scope_key FROM scopes")
+        }
+
+    def label(self, text: Any) -> int:
+        key = _text_key(text)
+        label = self.labels.get(key)
+        if label is None:
+            label = self.labels[key] = len(self.labels) + 1
+            self.conn.execute("INSERT INTO labels VALUES (?, ?)", (label, text))
+        return label
+
+    def scope(self, kind: int, key: Any) -> int:
+        wanted = (kind, _text_key(key))
+        scope = self.scopes.get(wanted)
+        if scope is None:
+            scope = self.scopes[wanted] = len(self.scopes) + 1
+            self.conn.execute("INSERT INTO scopes VALUES (?, ?, ?)", (scope, kind, key))
+        return scope
+
+    def entry(self, row: tuple) -> tuple:
+        """The ``entries`` row of one ``_SOURCE_COLUMNS`` row."""
+        rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
+        injected, useful, body_bytes = usage
+        kind_label = self.label(scope_kind)
+        rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
+        return (
+            rowid, memory_id, updated, created, kind_label, self.scope(kind_label, scope_key), self.label(status),
+            self.label(kind), self.label(trust), supersedes, chars, injected, useful,
+            None if never_injected(rank) else rank.to_bytes(RANK_BYTES, "big"),
+        )
+
+
+def _text_key(value: Any) -> tuple[str, Any]:
+    # 5 and '5' are different values in a column with no type; Python's dict would not tell 1 and 1.0 apart.
+    return (type(value).__name__, value)
+
+
 def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
-    rows = _entry_rows(source, touched)
+    rows = _source_rows(source, touched)
     # A supersede's audit row names the new record; its prior changed too.
-    priors = {row[6] for row in rows if row[6]} - touched
-    rows += _entry_rows(source, priors)
+    priors = {row[9] for row in rows if isinstance(row[9], str)} - touched
+    rows += _source_rows(source, priors)
     changed = touched | priors
     steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
     facts = fact_rows(source.cursor(), ids=changed)
-    utility = list(utility_rows(source.cursor(), ids=changed))
-    return rows, changed, steward, facts, utility
+    return rows, changed, steward, facts
 
 
-def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> None:
-    rows, changed, steward, facts, utility = delta
-    _apply_entries(conn, rows, missing=changed)
+def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> bool:
+    rows, changed, steward, facts = delta
+    numbering = _Numbering(conn)
+    if not _apply_entries(conn, numbering, rows):
+        return False
+    # Gone from the realm (a hand delete; MobKit never deletes): found by a scan, as rare as that is.
+    for memory_id in changed - {row[1] for row in rows}:
+        for entry, scope, status, chars in conn.execute(
+            "SELECT entry, scope, status, body_chars FROM entries WHERE memory_id = ?", (memory_id,)
+        ).fetchall():
+            _bump_holdings(conn, scope, status, -1, -(chars or 0))
+            conn.execute("DELETE FROM entries WHERE entry = ?", (entry,))
     conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
     conn.executemany("DELETE FROM tile_facts WHERE memory_id = ?", [(m,) for m in changed])
-    conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
-    conn.executemany("DELETE FROM utility WHERE memory_id = ?", [(m,) for m in changed])
-    conn.executemany("INSERT OR REPLACE INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility)
+    conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?)", _fact_entries(numbering, facts))
+    return True
 
 
-def _entry_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
+def _source_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
     ids = list(ids)
     rows: list[tuple] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows += source.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM records WHERE memory_id IN ({', '.join('?' * len(chunk))})", chunk
+            f"SELECT {_SOURCE_COLUMNS} FROM records r WHERE r.memory_id IN ({', '.join('?' * len(chunk))})", chunk
         ).fetchall()
     return rows
 
 
-def _apply_entries(conn: sqlite3.Connection, rows: list[tuple], *, missing: set[str]) -> None:
-    """Upsert entries and move their contribution between holdings buckets."""
-    present = {row[0] for row in rows}
-    for memory_id in [*present, *(missing - present)]:
+def _apply_entries(conn: sqlite3.Connection, numbering: _Numbering, rows: list[tuple]) -> bool:
+    """Upsert entries and move their contribution between holdings buckets; False if rowids moved.
+
+    MobKit never deletes from ``records``, so a record keeps its rowid. A row whose rowid the index
+    holds for another record (a hand delete, then VACUUM) means only a rebuild can help.
+    """
+    for row in rows:
+        entry = numbering.entry(row)
         old = conn.execute(
-            "SELECT scope_kind, scope_key, status_kind, body_chars FROM entries WHERE memory_id = ?", (memory_id,)
+            "SELECT memory_id, scope, status, body_chars FROM entries WHERE entry = ?", (entry[0],)
         ).fetchone()
         if old is not None:
-            _bump_holdings(conn, old[:3], -1, -old[3])
-    conn.executemany("DELETE FROM entries WHERE memory_id = ?", [(m,) for m in missing - present])
-    conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    for row in rows:
-        _bump_holdings(conn, (row[3], row[4], row[5]), 1, row[7])
+            if old[0] != entry[1]:
+                return False
+            _bump_holdings(conn, old[1], old[2], -1, -(old[3] or 0))
+        conn.execute(f"INSERT OR REPLACE INTO entries VALUES ({', '.join('?' * len(entry))})", entry)
+        _bump_holdings(conn, entry[5], entry[6], 1, entry[10] or 0)
+    return True
 
 
-def _bump_holdings(conn: sqlite3.Connection, scope_status: tuple[str, str, str], records: int, chars: int) -> None:
+def _bump_holdings(conn: sqlite3.Connection, scope: int, status: int, records: int, chars: int) -> None:
     conn.execute(
-        "INSERT INTO holdings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+        "INSERT INTO holdings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
         " records = records + excluded.records, body_chars = body_chars + excluded.body_chars",
-        (*scope_status, records, chars),
+        (scope, status, records, chars),
     )
+
+
+def _fact_entries(numbering: _Numbering, facts: Iterable[tuple]) -> list[tuple]:
+    entries = []
+    for fact, memory_id, scope_kind, scope_key, status in facts:
+        kind = numbering.label(scope_kind)
+        entries.append((fact, numbering.scope(kind, scope_key), memory_id, numbering.label(status)))
+    return sorted(entries, key=lambda entry: entry[:3])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,23 +511,29 @@ def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
 
 
 def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
-    """Copy keys, holdings and steward audit rows, all from one read transaction of the realm."""
+    """Copy keys, holdings and steward audit rows, all from one read transaction of the realm.
+
+    Rows arrive in rowid order, which is the entries' key order: every insert is an append.
+    """
     count = 0
+    numbering = _Numbering(out)
+    holdings: dict[tuple[int, int], list[int]] = {}
     with readonly(path) as source:
         source.execute("BEGIN")
         try:
             out.execute("BEGIN")
-            rows = source.execute(f"SELECT {_ENTRY_COLUMNS} FROM records")
+            rows = source.execute(f"SELECT {_SOURCE_COLUMNS} FROM records r ORDER BY r.rowid")
             while batch := rows.fetchmany(BUILD_BATCH):
-                out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+                entries = [numbering.entry(row) for row in batch]
+                out.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * 14)})", entries)
+                for entry in entries:
+                    bucket = holdings.setdefault((entry[5], entry[6]), [0, 0])
+                    bucket[0] += 1
+                    bucket[1] += entry[10] or 0
                 count += len(batch)
+            out.executemany("INSERT INTO holdings VALUES (?, ?, ?, ?)", [(*k, *v) for k, v in sorted(holdings.items())])
             out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
-            out.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", fact_rows(source.cursor()))
-            out.executemany("INSERT INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility_rows(source.cursor()))
-            out.execute(
-                "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
-                " FROM entries GROUP BY 1, 2, 3"
-            )
+            out.executemany("INSERT INTO tile_facts VALUES (?, ?, ?, ?)", _fact_entries(numbering, fact_rows(source.cursor())))
             set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:

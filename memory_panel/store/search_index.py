@@ -239,9 +239,9 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
     if realm_rows(path) < conf.realm_index_min_rows():
         # Concurrent first searches of a small realm wait for the one build rather than fail.
         SEARCH_INDEX.build(realm, wait=True)
-        conn = SEARCH_INDEX.caught_up(realm, path, stat)
     else:
-        SEARCH_INDEX.start_build(realm)
+        SEARCH_INDEX.start_build(realm)  # tests build inline (MOBKIT_REALM_INDEX_BACKGROUND off)
+    conn = SEARCH_INDEX.caught_up(realm, path, stat)
     if conn is None:
         raise StoreFailed(
             f"the search index of realm '{realm}' is being built; search again in a moment", realm=realm
@@ -291,7 +291,7 @@ def _tag_text(tags: str) -> str:
     return tags or ""
 
 
-def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> bool:
     for row in rows:
         memory_id, text, keys = _doc_values(row)
         old = conn.execute("SELECT doc, text_hash FROM docs WHERE memory_id = ?", (memory_id,)).fetchone()
@@ -303,6 +303,7 @@ def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
         if old is not None:  # the text changed (a hand edit): the old tokens are orphaned
             conn.execute("DELETE FROM docs WHERE doc = ?", (old[0],))
         _insert(conn, memory_id, text, keys)
+    return True
 
 
 def _insert(conn: sqlite3.Connection, memory_id: str, text: tuple[str, str, str], keys: tuple) -> None:
