@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -77,8 +77,8 @@ class IndexFamily:
             return None
         if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
             return None
-        if time.time() - float(meta["built_at"]) > conf.realm_index_reconcile_seconds():
-            self.start_build(realm)  # periodic reconciliation; this generation serves meanwhile
+        if _reconcile_due(float(meta["built_at"]), path):
+            self.start_build(realm)  # docs/realm-index.md §6; this generation serves meanwhile
         return conn if catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta) else None
 
     def build(self, realm: str, *, wait: bool = False) -> Path | None:
@@ -94,6 +94,15 @@ class IndexFamily:
         """Bytes of the realm's files of this family on disk (0 when it has none)."""
         directory = self.directory(realm)
         return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if directory.is_dir() else 0
+
+
+def _reconcile_due(built_at: float, path: Path) -> bool:
+    """Opted in, the generation is older than the period, and the realm was written since it was built."""
+    period = conf.realm_index_reconcile_seconds()
+    if period <= 0 or time.time() - built_at <= period:
+        return False
+    files = [path, path.with_name(path.name + "-wal")]
+    return any(f.exists() and f.stat().st_mtime > built_at for f in files)
 
 
 def newest_generation_in(directory: Path) -> Path | None:
@@ -146,21 +155,26 @@ def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
 
-def catch_up_from_audit(path: Path, conn: sqlite3.Connection, read: ReadDelta, apply: ApplyDelta) -> bool:
+def catch_up_from_audit(
+    path: Path, conn: sqlite3.Connection, read: ReadDelta, apply: ApplyDelta, *, also: Collection[str] = ()
+) -> bool:
     """Apply the audit rows past the high-water mark; False when only a rebuild can help.
 
     ``read(source, high_water, touched ids)`` gathers what the index needs from one snapshot of
-    the realm; ``apply(conn, gathered)`` writes it (docs/realm-index.md §4).
+    the realm; ``apply(conn, gathered)`` writes it (docs/realm-index.md §4). ``also`` names records
+    to re-read though no audit row names them (usage counters, docs/realm-index.md §6).
     """
-    high_water, token = _high_water(conn)
+    high_water, token, realm_schema = _high_water(conn)
     with readonly(path) as source:
         source.execute("BEGIN")  # one snapshot of the realm for the whole catch-up
         try:
             newest = source.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
-            if newest == high_water:
-                return _same_audit_row(source, high_water, token)
+            if _schema_cookie(source) != realm_schema:
+                return False  # docs/realm-index.md §5: a migration may rewrite keys without audit rows
             if newest < high_water or not _same_audit_row(source, high_water, token):
                 return False  # restored or replaced in place: the history we indexed is gone
+            if newest == high_water and not also:
+                return True
             delta = source.execute(
                 "SELECT audit_id, stage_token, memory_id FROM audit WHERE audit_id > ?"
                 " ORDER BY audit_id LIMIT ?",
@@ -168,8 +182,9 @@ def catch_up_from_audit(path: Path, conn: sqlite3.Connection, read: ReadDelta, a
             ).fetchall()
             if len(delta) > MAX_INLINE_DELTA:
                 return False
-            gathered = read(source, high_water, {memory_id for _, _, memory_id in delta if memory_id})
-            last_id, last_token, _ = delta[-1]
+            touched = {memory_id for _, _, memory_id in delta if memory_id} | set(also)
+            gathered = read(source, high_water, touched)
+            last_id, last_token = (delta[-1][0], delta[-1][1]) if delta else (high_water, token)
         finally:
             source.rollback()
     conn.execute("BEGIN IMMEDIATE")
@@ -186,9 +201,14 @@ def catch_up_from_audit(path: Path, conn: sqlite3.Connection, read: ReadDelta, a
     return True
 
 
-def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'audit_%'"))
-    return int(meta["audit_high_water"]), meta["audit_token"]
+def _high_water(conn: sqlite3.Connection) -> tuple[int, str, str]:
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('audit_high_water', 'audit_token', 'realm_schema')"))
+    return int(meta["audit_high_water"]), meta["audit_token"], meta.get("realm_schema", "")
+
+
+def _schema_cookie(source: sqlite3.Connection) -> str:
+    # SQLite's schema cookie: any table or index created, altered or dropped in the realm moves it.
+    return str(source.execute("PRAGMA schema_version").fetchone()[0])
 
 
 def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
@@ -202,7 +222,7 @@ def snapshot_high_water(source: sqlite3.Connection) -> dict[str, str]:
     """The meta a new generation starts from: the newest audit row of the snapshot being copied."""
     newest = source.execute("SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1").fetchone()
     audit_id, token = newest or (0, "")
-    return {"audit_high_water": str(audit_id), "audit_token": token}
+    return {"audit_high_water": str(audit_id), "audit_token": token, "realm_schema": _schema_cookie(source)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,38 +278,85 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
         return target
 
 
-class BackgroundBuilds:
-    """Builds run in a background thread, one per realm at a time in this process."""
+class BackgroundRuns:
+    """Runs ``run(realm)`` in a background thread, one per realm at a time in this process.
 
-    def __init__(self, family: IndexFamily) -> None:
-        self.family = family
-        self.building: set[str] = set()
+    With ``again_if_asked``, a start while the realm's run is under way runs it once more after,
+    so what prompted the start is not left to the run that began before it.
+    """
+
+    def __init__(self, label: str, run: Callable[[str], object], *, again_if_asked: bool = False) -> None:
+        self.label = label
+        self.run = run
+        self.again_if_asked = again_if_asked
+        self.running: set[str] = set()
+        self.asked_again: set[str] = set()
         self.lock = threading.Lock()
 
     def start(self, realm: str) -> None:
         if not conf.realm_index_background():
-            self.family.build(realm)
+            self.run(realm)
             return
         with self.lock:
-            if realm in self.building:
+            if realm in self.running:
+                if self.again_if_asked:
+                    self.asked_again.add(realm)
                 return
-            self.building.add(realm)
-        threading.Thread(target=self._run, args=(realm,), name=f"{self.family.name}:{realm}", daemon=True).start()
+            self.running.add(realm)
+        threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
 
     def _run(self, realm: str) -> None:
-        try:
-            self.family.build(realm)
-        except Exception:
-            logger.exception("building the %s of realm %r failed; pages read the realm directly", self.family.name, realm)
-        finally:
+        while True:
+            try:
+                self.run(realm)
+            except Exception:
+                logger.exception("%s of realm %r failed; pages read the realm directly meanwhile", self.label, realm)
             with self.lock:
-                self.building.discard(realm)
+                if realm not in self.asked_again:
+                    self.running.discard(realm)
+                    return
+                self.asked_again.discard(realm)
 
 
-_builders: dict[str, BackgroundBuilds] = {}
+_builders: dict[str, BackgroundRuns] = {}
 _builders_lock = threading.Lock()
 
 
-def _background(family: IndexFamily) -> BackgroundBuilds:
+def _background(family: IndexFamily) -> BackgroundRuns:
     with _builders_lock:
-        return _builders.setdefault(family.name, BackgroundBuilds(family))
+        return _builders.setdefault(family.name, BackgroundRuns(f"building the {family.name}", family.build))
+
+
+@dataclass(frozen=True)
+class _Look:
+    conn: sqlite3.Connection
+    inode: int
+    data_version: int
+    at: float
+
+
+class ChangeWatch:
+    """Whether a realm file was written since the last look, looking at most once a period.
+
+    One pinned read-only connection per realm file: SQLite moves its ``PRAGMA data_version``
+    whenever another connection commits, so an unchanged realm costs one pragma per period.
+    The first look in a process counts as a change (the index may be older than the process).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.looks: dict[str, _Look] = {}
+
+    def changed(self, path: Path, stat: os.stat_result, period: float) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            look = self.looks.get(str(path))
+            if look is not None and look.inode != stat.st_ino:
+                look.conn.close()
+                look = None
+            if look is not None and now - look.at < period:
+                return False
+            conn = look.conn if look is not None else connect_readonly(path)
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            self.looks[str(path)] = _Look(conn, stat.st_ino, version, now)
+            return look is None or version != look.data_version

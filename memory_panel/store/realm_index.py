@@ -14,9 +14,11 @@ runtime's and may not be given an index, so the console keeps its own, in its ow
   before it answers — a record the runtime writes is listed by the very next request;
 - rebuilt from scratch, in a background thread, when there is no index yet, when the realm file
   was replaced or restored (another inode, or the audit row at the high-water mark is gone or
-  different), when the delta is too large to apply inline, and periodically to reconcile against
-  the table. A new generation replaces the old only once complete; while no valid generation
-  exists the selectors fall back to the direct query, so a rebuild never serves wrong rows.
+  different), when the delta is too large to apply inline, or when the realm's schema changed —
+  never on a timer by default. Usage counters, which move without an audit row, are followed by
+  a scan when SQLite says the realm was written (docs/realm-index.md §4, §6). A new generation
+  replaces the old only once complete; while no valid generation exists the selectors fall back
+  to the direct query, so a rebuild never serves wrong rows.
 
 Small realms skip all of this: below ``MOBKIT_REALM_INDEX_MIN_ROWS`` the direct query is cheap.
 """
@@ -29,6 +31,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -45,7 +48,17 @@ from memory_panel.cursor import (
     split_utility_key,
     utility_key,
 )
-from memory_panel.store.console_index import IndexFamily, readonly, realm_rows, set_meta, snapshot_high_water
+from memory_panel.store.console_index import (
+    BackgroundRuns,
+    ChangeWatch,
+    IndexFamily,
+    catch_up_from_audit,
+    generation_connection,
+    readonly,
+    realm_rows,
+    set_meta,
+    snapshot_high_water,
+)
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows
@@ -353,6 +366,8 @@ def _ready_index(realm: str) -> RealmIndex | None:
         return None  # gone since discovery
     conn = REALM_INDEX.caught_up(realm, path, stat)
     if conn is not None:
+        if _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
+            _usage_follower.start(realm)
         return RealmIndex(realm, conn)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
     if REALM_INDEX.newest(realm) is not None or not _known_small(path):
@@ -419,6 +434,43 @@ class _Numbering:
 def _text_key(value: Any) -> tuple[str, Any]:
     # 5 and '5' are different values in a column with no type; Python's dict would not tell 1 and 1.0 apart.
     return (type(value).__name__, value)
+
+
+def follow_usage(realm: str) -> None:
+    """Re-read the records whose usage counters moved since the index read them (docs/realm-index.md §4).
+
+    MobKit moves ``usage_stats`` without an audit row, so the audit feed never names them: one
+    scan of the counters in rowid order, beside the index's own in the same order, finds them,
+    and a catch-up re-reads just those (their utility rank, DEAD, the tile facts).
+    """
+    generation = REALM_INDEX.newest(realm)
+    if generation is None:
+        return
+    path = realm_path(realm)
+    conn = generation_connection(generation)
+    moved = _usage_moved(path, conn)
+    if moved and not catch_up_from_audit(path, conn, partial(_read_delta, realm), _apply_delta, also=moved):
+        start_build(realm)
+
+
+def _usage_moved(path: Path, conn: sqlite3.Connection) -> list[str]:
+    moved: list[str] = []
+    indexed = conn.execute("SELECT entry, injected, useful FROM entries ORDER BY entry")
+    current = next(indexed, None)
+    with readonly(path) as source:
+        for rowid, memory_id, injected, useful in source.execute(
+            f"SELECT r.rowid, r.memory_id, {USAGE_COLUMNS} FROM records r ORDER BY r.rowid"
+        ):
+            while current is not None and current[0] < rowid:
+                current = next(indexed, None)
+            if current is not None and current[0] == rowid and (current[1], current[2]) != (injected, useful):
+                moved.append(memory_id)
+    indexed.close()
+    return moved
+
+
+_usage_watch = ChangeWatch()
+_usage_follower = BackgroundRuns("following the usage counters", follow_usage, again_if_asked=True)
 
 
 def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:

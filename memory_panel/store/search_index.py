@@ -10,7 +10,7 @@ keeps its own beside the realm index, kept current the same way (memory_panel/st
 - every search first applies the audit rows past the index's high-water mark, so a record the
   runtime writes or supersedes is found by the very next request;
 - rebuilt from one snapshot when the realm file was replaced or restored, when the backlog is
-  too large to apply inline, and every ``MOBKIT_REALM_INDEX_RECONCILE_SECONDS``.
+  too large to apply inline, or when the realm's schema changed (docs/realm-index.md §5).
 
 Every realm has one, small or not: a small realm builds in a few milliseconds inside the first
 search, so there is one search path. A large realm with no index yet is built in the background
