@@ -34,6 +34,8 @@ logger = logging.getLogger("memory_panel.store.console_index")
 
 # Above this many new audit rows a request does not catch up inline; a rebuild does.
 MAX_INLINE_DELTA = 5000
+# Page cache of a build's connection: what the sorts of its index creation work in.
+BUILD_CACHE_KIB = 131_072
 
 ReadDelta = Callable[[sqlite3.Connection, int, set[str]], Any]
 # Writes what was gathered; False when it cannot be applied and only a rebuild can help.
@@ -89,6 +91,23 @@ class IndexFamily:
     def start_build(self, realm: str) -> None:
         """Build a new generation in the background, unless one is already being built here."""
         _background(self).start(realm)
+
+    def __post_init__(self) -> None:
+        _families.append(self)
+
+
+_families: list[IndexFamily] = []
+
+
+def start_first_builds(realm: str) -> None:
+    """docs/realm-index.md §5: a large realm seen for the first time gets every index at once.
+
+    The realm index and the search index are built side by side from cold (each its own thread,
+    most of each build spent inside SQLite), so search is ready when the pages are.
+    """
+    for family in _families:
+        if family.newest(realm) is None:
+            family.start_build(realm)
 
     def size(self, realm: str) -> int:
         """Bytes of the realm's files of this family on disk (0 when it has none)."""
@@ -256,6 +275,7 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
         try:
             out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
             out.execute("PRAGMA synchronous=OFF")
+            out.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")  # the indexes are sorted after the load
             count = family.fill(realm, path, out)
             set_meta(
                 out,

@@ -58,6 +58,7 @@ from memory_panel.store.console_index import (
     realm_rows,
     set_meta,
     snapshot_high_water,
+    start_first_builds,
 )
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
@@ -370,8 +371,10 @@ def _ready_index(realm: str) -> RealmIndex | None:
             _usage_follower.start(realm)
         return RealmIndex(realm, conn)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
-    if REALM_INDEX.newest(realm) is not None or not _known_small(path):
+    if REALM_INDEX.newest(realm) is not None:
         start_build(realm)
+    elif not _known_small(path):
+        start_first_builds(realm)
     return None
 
 

@@ -49,7 +49,7 @@ BM25_WEIGHTS = (4.0, 1.0, 2.0)
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # AUTOINCREMENT: a document id is never reused, so orphaned tokens can never join a new row.
-    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL UNIQUE,"
+    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL,"
     " scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL,"
     " trust TEXT NOT NULL, reviewer_only INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " text_hash BLOB NOT NULL)",
@@ -57,8 +57,12 @@ _SCHEMA = (
     " WITHOUT ROWID",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, content='', tokenize='{TOKENIZER}')",
 )
-# Counts without a query filter on status first (every list has a status or counts them all).
-_INDEXES = ("CREATE INDEX docs_status_scope ON docs (status_kind, scope_kind, scope_key)",)
+# Created after the load, each in one sorted pass. Counts without a query filter on status first
+# (every list has a status or counts them all).
+_INDEXES = (
+    "CREATE UNIQUE INDEX docs_memory ON docs (memory_id)",
+    "CREATE INDEX docs_status_scope ON docs (status_kind, scope_kind, scope_key)",
+)
 _DOC_COLUMNS = "scope_kind, scope_key, status_kind, kind, trust, reviewer_only, updated_at_ms, text_hash"
 
 
@@ -330,17 +334,25 @@ def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
 
 
 def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
+    """Documents numbered in the realm's order, inserted in bulk (FTS5 tokenizes in SQLite, not here)."""
     count = 0
+    scopes: set[tuple[str, str]] = set()
     with readonly(path) as source:
         source.execute("BEGIN")
         try:
             out.execute("BEGIN")
             rows = source.execute(_select(realm))
             while batch := rows.fetchmany(BUILD_BATCH):
+                docs, texts = [], []
                 for row in batch:
                     memory_id, text, keys = _doc_values(row)
-                    _insert(out, memory_id, text, keys)
-                count += len(batch)
+                    count += 1
+                    docs.append((count, memory_id, *keys))
+                    texts.append((count, *text))
+                    scopes.add(keys[:2])
+                out.executemany(f"INSERT INTO docs (doc, memory_id, {_DOC_COLUMNS}) VALUES ({', '.join('?' * 10)})", docs)
+                out.executemany("INSERT INTO text (rowid, title, body, tags) VALUES (?, ?, ?, ?)", texts)
+            out.executemany("INSERT INTO scopes VALUES (?, ?)", sorted(scopes, key=repr))
             set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:
@@ -350,7 +362,7 @@ def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
 
 SEARCH_INDEX = IndexFamily(
     name="search-index",
-    schema_version="1",
+    schema_version="2",
     fill=_fill_generation,
     read_delta=_read_delta,
     apply_delta=_apply,
