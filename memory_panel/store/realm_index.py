@@ -29,12 +29,11 @@ import heapq
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 from memory_panel import conf
 
@@ -49,9 +48,13 @@ from memory_panel.cursor import (
     utility_key,
 )
 from memory_panel.store.console_index import (
+    NUMBERING_SCHEMA,
     BackgroundRuns,
     ChangeWatch,
     IndexFamily,
+    SCOPE_TEXT,
+    NumberedFilters,
+    Numbering,
     catch_up_from_audit,
     generation_connection,
     readonly,
@@ -72,13 +75,11 @@ BUILD_BATCH = 20_000
 SCHEMA_VERSION = "4"
 RANK_BYTES = 26  # a utility rank (memory_panel/cursor.py) is below 10**61 < 2**208
 
-# docs/realm-index.md §3. Columns holding a realm's text values have no declared type, so a value
+# docs/realm-index.md §3. Columns holding a realm's own values have no declared type, so a value
 # a hand edit left as a number or a BLOB is kept as it is, as the direct read sees it.
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE labels (label INTEGER PRIMARY KEY, text NOT NULL UNIQUE)",
-    "CREATE TABLE scopes (scope INTEGER PRIMARY KEY, scope_kind INTEGER NOT NULL, scope_key NOT NULL,"
-    " UNIQUE (scope_kind, scope_key))",
+    *NUMBERING_SCHEMA,
     "CREATE TABLE entries (entry INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " created_at_ms NOT NULL, scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL,"
     " kind INTEGER NOT NULL, trust INTEGER NOT NULL, supersedes, body_chars NOT NULL, injected, useful, utility BLOB)",
@@ -116,7 +117,7 @@ _STEWARD_AUDIT = (
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
 )
 # An entry's scope as text, for the rows a page returns.
-_SCOPE_TEXT = "CROSS JOIN scopes s ON s.scope = e.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+_SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
 
 
 @dataclass(frozen=True)
@@ -281,49 +282,16 @@ class RealmIndex:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit ORDER BY audit_id DESC LIMIT ?", (limit,))
         return [row[0] for row in rows]
 
-    def _labels(self, texts: Iterable[Any]) -> list[int]:
-        texts = list(texts)
-        if not texts:
-            return []
-        rows = self.conn.execute(f"SELECT label FROM labels WHERE text IN ({', '.join('?' * len(texts))})", texts)
-        return [row[0] for row in rows]
-
     def _where(self, query: IndexQuery) -> tuple[list[str], list]:
         """The query's filters as conditions on ``entries e``, its texts turned into their numbers."""
-        where: list[str] = []
-        args: list = []
-        if query.scope_key is not None:
-            scope_sql = "SELECT s.scope FROM scopes s JOIN labels l ON l.label = s.scope_kind WHERE s.scope_key = ?"
-            scope_args = [query.scope_key]
-            if query.scope_kind is not None:
-                scope_sql += " AND l.text = ?"
-                scope_args.append(query.scope_kind)
-            _equal_any(where, args, "e.scope", [row[0] for row in self.conn.execute(scope_sql, scope_args)])
-        elif query.scope_kind is not None:
-            _equal_any(where, args, "e.scope_kind", self._labels([query.scope_kind]))
-        for column, value in (("e.status", query.status_kind), ("e.kind", query.kind), ("e.trust", query.trust)):
-            if value is not None:
-                _equal_any(where, args, column, self._labels([value]))
+        filters = NumberedFilters(self.conn, "e")
+        filters.records(
+            scope_kind=query.scope_kind, scope_key=query.scope_key, status_kind=query.status_kind,
+            kind=query.kind, trust=query.trust, hidden_scope_kinds=query.hidden_scope_kinds,
+        )
         if query.hide_quarantined:
-            for label in self._labels(["quarantined"]):
-                where.append("e.status != ?")
-                args.append(label)
-        hidden = self._labels(query.hidden_scope_kinds)
-        if hidden:
-            where.append(f"e.scope_kind NOT IN ({', '.join('?' * len(hidden))})")
-            args += hidden
-        return where, args
-
-
-def _equal_any(where: list[str], args: list, column: str, values: list[int]) -> None:
-    if not values:
-        where.append("0")  # a text the index never saw: nothing matches
-    elif len(values) == 1:
-        where.append(f"{column} = ?")
-        args.append(values[0])
-    else:
-        where.append(f"{column} IN ({', '.join('?' * len(values))})")
-        args += values
+            filters.exclude("status", ["quarantined"])
+        return filters.where, filters.args
 
 
 def _where_sql(where: list[str]) -> str:
@@ -395,48 +363,17 @@ def _known_small(path: Path) -> bool:
     return False
 
 
-class _Numbering:
-    """Numbers each text and scope once, reading and extending the index's own tables."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.labels = {_text_key(text): label for label, text in conn.execute("SELECT label, text FROM labels")}
-        self.scopes = {
-            (kind, _text_key(key)): scope for scope, kind, key in conn.execute("SELECT scope, scope_kind, scope_key FROM scopes")
-        }
-
-    def label(self, text: Any) -> int:
-        key = _text_key(text)
-        label = self.labels.get(key)
-        if label is None:
-            label = self.labels[key] = len(self.labels) + 1
-            self.conn.execute("INSERT INTO labels VALUES (?, ?)", (label, text))
-        return label
-
-    def scope(self, kind: int, key: Any) -> int:
-        wanted = (kind, _text_key(key))
-        scope = self.scopes.get(wanted)
-        if scope is None:
-            scope = self.scopes[wanted] = len(self.scopes) + 1
-            self.conn.execute("INSERT INTO scopes VALUES (?, ?, ?)", (scope, kind, key))
-        return scope
-
-    def entry(self, row: tuple) -> tuple:
-        """The ``entries`` row of one ``_SOURCE_COLUMNS`` row."""
-        rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
-        injected, useful, body_bytes = usage
-        kind_label = self.label(scope_kind)
-        rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
-        return (
-            rowid, memory_id, updated, created, kind_label, self.scope(kind_label, scope_key), self.label(status),
-            self.label(kind), self.label(trust), supersedes, chars, injected, useful,
-            None if never_injected(rank) else rank.to_bytes(RANK_BYTES, "big"),
-        )
-
-
-def _text_key(value: Any) -> tuple[str, Any]:
-    # 5 and '5' are different values in a column with no type; Python's dict would not tell 1 and 1.0 apart.
-    return (type(value).__name__, value)
+def _entry(numbering: Numbering, row: tuple) -> tuple:
+    """The ``entries`` row of one ``_SOURCE_COLUMNS`` row."""
+    rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
+    injected, useful, body_bytes = usage
+    kind_label = numbering.label(scope_kind)
+    rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
+    return (
+        rowid, memory_id, updated, created, kind_label, numbering.scope(kind_label, scope_key), numbering.label(status),
+        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful,
+        None if never_injected(rank) else rank.to_bytes(RANK_BYTES, "big"),
+    )
 
 
 def follow_usage(realm: str) -> None:
@@ -489,7 +426,7 @@ def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched
 
 def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> bool:
     rows, changed, steward, facts = delta
-    numbering = _Numbering(conn)
+    numbering = Numbering(conn)
     if not _apply_entries(conn, numbering, rows):
         return False
     # Gone from the realm (a hand delete; MobKit never deletes): found by a scan, as rare as that is.
@@ -516,14 +453,14 @@ def _source_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
     return rows
 
 
-def _apply_entries(conn: sqlite3.Connection, numbering: _Numbering, rows: list[tuple]) -> bool:
+def _apply_entries(conn: sqlite3.Connection, numbering: Numbering, rows: list[tuple]) -> bool:
     """Upsert entries and move their contribution between holdings buckets; False if rowids moved.
 
     MobKit never deletes from ``records``, so a record keeps its rowid. A row whose rowid the index
     holds for another record (a hand delete, then VACUUM) means only a rebuild can help.
     """
     for row in rows:
-        entry = numbering.entry(row)
+        entry = _entry(numbering, row)
         old = conn.execute(
             "SELECT memory_id, scope, status, body_chars FROM entries WHERE entry = ?", (entry[0],)
         ).fetchone()
@@ -544,7 +481,7 @@ def _bump_holdings(conn: sqlite3.Connection, scope: int, status: int, records: i
     )
 
 
-def _fact_entries(numbering: _Numbering, facts: Iterable[tuple]) -> list[tuple]:
+def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
     entries = []
     for fact, memory_id, scope_kind, scope_key, status in facts:
         kind = numbering.label(scope_kind)
@@ -571,7 +508,7 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
     Rows arrive in rowid order, which is the entries' key order: every insert is an append.
     """
     count = 0
-    numbering = _Numbering(out)
+    numbering = Numbering(out)
     holdings: dict[tuple[int, int], list[int]] = {}
     with readonly(path) as source:
         source.execute("BEGIN")
@@ -579,7 +516,7 @@ def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
             out.execute("BEGIN")
             rows = source.execute(f"SELECT {_SOURCE_COLUMNS} FROM records r ORDER BY r.rowid")
             while batch := rows.fetchmany(BUILD_BATCH):
-                entries = [numbering.entry(row) for row in batch]
+                entries = [_entry(numbering, row) for row in batch]
                 out.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * 14)})", entries)
                 for entry in entries:
                     bucket = holdings.setdefault((entry[5], entry[6]), [0, 0])
