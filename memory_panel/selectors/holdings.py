@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.records import SCOPE_ORDER
+from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
@@ -100,7 +101,14 @@ def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHold
     return scopes, realms
 
 
-def realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
+def realm_holdings(realm: str, *, with_quarantined: bool) -> list[ScopeHoldings]:
+    """Every scope of the realm with its counts; worked out once per request (Holdings' table and
+    its tiles both read it, and a realm may hold thousands of scopes)."""
+    key = ("realm_holdings", realm, with_quarantined)
+    return once_per_request(key, lambda: list(_counted_holdings(realm, with_quarantined=with_quarantined)))
+
+
+def _counted_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
     counts: dict[tuple[str, str], dict[str, int]] = {}
     index = realm_index(realm)
     if index is not None:

@@ -368,11 +368,13 @@ def _entry(numbering: Numbering, row: tuple) -> tuple:
     rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
     injected, useful, body_bytes = usage
     kind_label = numbering.label(scope_kind)
-    rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
+    utility = None
+    if int(injected or 0) > 0:  # never injected: no rank, the records order (§3); most records, so skipped fast
+        rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
+        utility = rank.to_bytes(RANK_BYTES, "big")
     return (
         rowid, memory_id, updated, created, kind_label, numbering.scope(kind_label, scope_key), numbering.label(status),
-        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful,
-        None if never_injected(rank) else rank.to_bytes(RANK_BYTES, "big"),
+        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful, utility,
     )
 
 
