@@ -168,12 +168,12 @@ def main() -> None:
     call_command("migrate", verbosity=0)
 
     started = time.monotonic()
-    if search_module.newest_generation_in(search_module._realm_dir(REALM)) is None:
-        search_module.build(REALM)
+    if search_module.SEARCH_INDEX.newest(REALM) is None:
+        search_module.SEARCH_INDEX.build(REALM)
         print(f"search index built in {time.monotonic() - started:.1f} s")
-    if realm_index_module._newest_generation(REALM) is None:  # the export walks records pages
+    if realm_index_module.REALM_INDEX.newest(REALM) is None:  # the export walks records pages
         realm_index_module.build(REALM)
-    index_bytes = search_module.index_size(REALM)
+    index_bytes = search_module.SEARCH_INDEX.size(REALM)
     print(f"realm file {before['size']:,} bytes; search index {index_bytes:,} bytes "
           f"({index_bytes / before['size']:.0%} of the realm)")
 

@@ -31,7 +31,13 @@ def realm_index_min_rows() -> int:
 
 
 def realm_index_reconcile_seconds() -> float:
-    return float(getattr(settings, "MOBKIT_REALM_INDEX_RECONCILE_SECONDS", 900))
+    """Opt-in full rebuild of a written realm's indexes this often; 0 (the default) never."""
+    return float(getattr(settings, "MOBKIT_REALM_INDEX_RECONCILE_SECONDS", 0))
+
+
+def realm_index_usage_seconds() -> float:
+    """How often the realm index looks for usage counters the runtime moved (docs/realm-index.md §4)."""
+    return float(getattr(settings, "MOBKIT_REALM_INDEX_USAGE_SECONDS", 30))
 
 
 def realm_index_background() -> bool:

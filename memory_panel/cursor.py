@@ -165,17 +165,35 @@ _RATIO_NEVER = 10**21 - 1  # never injected: no ratio, sorts after every real on
 _WIDE = 10**20 - 1
 
 
-def utility_key(*, injected: int, useful: int, body_bytes: int, updated_at_ms: int, memory_id: str) -> str:
+def utility_rank(*, injected: int, useful: int, body_bytes: int, updated_at_ms: int) -> int:
+    """The utility key's leading 61 digits as one number: everything but the id's tie-break."""
     dead = injected >= 3 and useful == 0  # docs/panel-tabs.md §3 DEAD
     ratio = min(useful * _RATIO_SCALE // injected, _WIDE) if injected > 0 else _RATIO_NEVER
     spent = min(max(injected, 0) * max(body_bytes, 0), _WIDE)
-    # Descending parts are complemented; the id descends by complementing its bytes, and the
-    # "ff" terminator puts a longer id before its own prefix, as a descending string order does.
-    descending_id = bytes(255 - b for b in memory_id.encode("utf-8")).hex() + "ff"
-    return (
-        f"{0 if dead else 1}{ratio:021d}{_WIDE - spent:020d}{SQLITE_INT_MAX - max(updated_at_ms, 0):019d}"
-        f"{descending_id}"
-    )
+    # Descending parts are complemented.
+    return int(f"{0 if dead else 1}{ratio:021d}{_WIDE - spent:020d}{SQLITE_INT_MAX - max(updated_at_ms, 0):019d}")
+
+
+def utility_key(*, injected: int, useful: int, body_bytes: int, updated_at_ms: int, memory_id: str) -> str:
+    rank = utility_rank(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated_at_ms)
+    return ranked_utility_key(rank, memory_id)
+
+
+def ranked_utility_key(rank: int, memory_id: str) -> str:
+    # The id descends by complementing its bytes, and the "ff" terminator puts a longer id before
+    # its own prefix, as a descending string order does.
+    return f"{rank:061d}{bytes(255 - b for b in memory_id.encode('utf-8')).hex()}ff"
+
+
+def split_utility_key(key: str) -> tuple[int, str]:
+    """(rank, memory_id) of a key ``parse_utility_cursor`` accepted."""
+    memory_id = bytes(255 - b for b in bytes.fromhex(key[61:-2])).decode("utf-8", errors="replace")
+    return int(key[:61]), memory_id
+
+
+def never_injected(rank: int) -> bool:
+    """Never injected: no ratio, no bytes spent, so the utility order there is the records order."""
+    return rank // 10**39 % 10**21 == _RATIO_NEVER
 
 
 @dataclass(frozen=True, order=True)

@@ -47,10 +47,12 @@ MOBKIT_HTTP_THREADS = int(os.environ.get("MOBKIT_HTTP_THREADS", "").strip() or 1
 # calls after it is spent are answered with a request_budget_exhausted error without being run.
 MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS", "").strip() or 5000)
 
-# The console's own index of realm ordering keys (memory_panel/realm_index.py): realms with fewer
-# rows are read directly; the index is rebuilt in the background every so often to reconcile.
+# The console's own index of realm ordering keys (memory_panel/store/realm_index.py): realms with
+# fewer rows are read directly; it follows the realm (docs/realm-index.md §4, §6) rather than being
+# rebuilt on a timer, unless a reconcile period is set.
 MOBKIT_REALM_INDEX_MIN_ROWS = int(os.environ.get("MOBKIT_REALM_INDEX_MIN_ROWS", "20000"))
-MOBKIT_REALM_INDEX_RECONCILE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_RECONCILE_SECONDS", "900"))
+MOBKIT_REALM_INDEX_RECONCILE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_RECONCILE_SECONDS", "0"))
+MOBKIT_REALM_INDEX_USAGE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_USAGE_SECONDS", "30"))
 MOBKIT_REALM_INDEX_BACKGROUND = True
 
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"

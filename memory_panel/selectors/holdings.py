@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.records import SCOPE_ORDER
+from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
@@ -29,6 +30,62 @@ class ScopeHoldings:
     body_bytes: int
     floor_pressure: bool
 
+    @property
+    def floor_fraction(self) -> float:
+        """How close the scope is to its floor (FLOOR_RECORDS active or FLOOR_BYTES of bodies), 0..1."""
+        return min(max(self.active / FLOOR_RECORDS, self.body_bytes / FLOOR_BYTES), 1.0)
+
+    @property
+    def records(self) -> int:
+        return self.active + self.quarantined + self.superseded + self.tombstoned
+
+
+# docs/ui.md §4: a realm's Holdings table shows at most this many scopes at a time.
+SCOPES_SHOWN = 100
+NEAR_FLOOR = 0.9
+
+
+@dataclass(frozen=True)
+class ScopeTable:
+    """One realm's Holdings table: the scopes shown, and how many there are in all."""
+
+    realm: str
+    scopes: list[ScopeHoldings]
+    total: int  # scopes of the realm the caller may see
+    matched: int  # of those, scopes the filter kept
+    offset: int
+    next_offset: int | None
+
+    @property
+    def shown_to(self) -> int:
+        return self.offset + len(self.scopes)
+
+
+def scope_table(
+    *, realm: str, scopes: list[ScopeHoldings], contains: str, offset: int, limit: int
+) -> ScopeTable:
+    """The scopes of one realm's table, those that matter first when there are more than ``limit``.
+
+    docs/ui.md §4: up to ``limit`` scopes, all in MobKit's scope order. Beyond that, the scopes at
+    or near the floor (closest first), then those holding quarantined records (most first), then
+    the largest; ``contains`` keeps the scopes whose key holds that text; ``offset`` pages.
+    """
+    held = [s for s in scopes if s.realm == realm]
+    wanted = contains.strip().casefold()
+    matched = [s for s in held if wanted in str(s.scope_key).casefold()] if wanted else held
+    if len(held) > limit or wanted:
+        matched = sorted(matched, key=_mattering)
+    shown = matched[offset : offset + limit]
+    more = offset + limit < len(matched)
+    return ScopeTable(realm, shown, len(held), len(matched), offset, offset + limit if more else None)
+
+
+def _mattering(scope: ScopeHoldings) -> tuple:
+    near = scope.floor_fraction >= NEAR_FLOOR
+    tier = 0 if near else 1 if scope.quarantined else 2
+    weight = -scope.floor_fraction if near else -scope.quarantined if scope.quarantined else -scope.records
+    return (tier, weight, -scope.records, SCOPE_ORDER.get(scope.scope_kind, len(SCOPE_ORDER)), str(scope.scope_key))
+
 
 def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHoldings], list[str]]:
     """Per-scope counts, only for scopes the caller may read, in MobKit's scope order.
@@ -44,7 +101,14 @@ def scope_holdings(*, access: Access, realm: str | None) -> tuple[list[ScopeHold
     return scopes, realms
 
 
-def realm_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
+def realm_holdings(realm: str, *, with_quarantined: bool) -> list[ScopeHoldings]:
+    """Every scope of the realm with its counts; worked out once per request (Holdings' table and
+    its tiles both read it, and a realm may hold thousands of scopes)."""
+    key = ("realm_holdings", realm, with_quarantined)
+    return once_per_request(key, lambda: list(_counted_holdings(realm, with_quarantined=with_quarantined)))
+
+
+def _counted_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:
     counts: dict[tuple[str, str], dict[str, int]] = {}
     index = realm_index(realm)
     if index is not None:

@@ -81,9 +81,7 @@ def _direct_entries(realm: str, query: IndexQuery, after: str | None, limit: int
     wanted = {c: getattr(query, c) for c in ("scope_kind", "scope_key", "status_kind", "kind", "trust")}
     rows = (
         (key, memory_id, kind, scope_key)
-        for key, memory_id, kind, scope_key, status, record_kind, trust in utility_rows(
-            realm_cursor(realm), placeholder="%s"
-        )
+        for key, memory_id, kind, scope_key, status, record_kind, trust in utility_rows(realm_cursor(realm))
         if (after is None or key > after)
         and kind not in query.hidden_scope_kinds
         and not (query.hide_quarantined and status == "quarantined")

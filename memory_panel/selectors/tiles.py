@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
+from memory_panel.selectors.holdings import NEAR_FLOOR, ScopeHoldings, realm_holdings
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias, realm_exists, store_format
 from memory_panel.store.records import MemoryRecord
@@ -31,7 +31,7 @@ from memory_panel.visibility import (
     tile_fact_visible,
     tile_status_counted,
 )
-from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
+from memory_panel.wire.params import FLOOR_RECORDS
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -48,7 +48,6 @@ LABELS = {
 RECORD_TILES = ("echo-safety", "taint-wall", "lattice", "recall")
 EVIDENCE_MAX = 5  # docs/panel-tabs.md §2: VERDICT_EVIDENCE_MAX
 WEEK_MS = 7 * 86_400_000  # gated promotion expiry (docs/store-format.md §8)
-NEAR_FLOOR = 0.9
 FACT_TEXT = {
     "lattice.ceiling": "above the trust ceiling",
     "lattice.dangling": "supersede a prior the realm does not hold",
@@ -362,8 +361,7 @@ def _floor_tile(access: Access, facts: list[_RealmFacts]) -> Tile:
         return Tile("store-floor", "no-grant", "checked nothing", ["no scope readable by this principal"],
                     needs="agent.memory.read")
     at_floor = [s for s in scopes if s.floor_pressure]
-    near = [s for s in scopes if not s.floor_pressure and (
-        s.active >= NEAR_FLOOR * FLOOR_RECORDS or s.body_bytes >= NEAR_FLOOR * FLOOR_BYTES)]
+    near = [s for s in scopes if not s.floor_pressure and s.floor_fraction >= NEAR_FLOOR]
     floors = f"floors {FLOOR_RECORDS:,} records / 32 MiB per scope"
     if at_floor:
         return Tile("store-floor", "violated", f"checked {len(scopes):,} scopes",

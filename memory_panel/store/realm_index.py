@@ -7,92 +7,117 @@ runtime's and may not be given an index, so the console keeps its own, in its ow
 - one SQLite file per realm and *generation* under ``<persistent_state>/console/realm-index/``,
   holding each record's ordering and filter keys (never its text: rows are always read from the
   realm file, so content is never stale), the per-scope holdings counts, and the steward's audit
-  rows by record;
+  rows by record — as small as SQLite allows: keyed by the realm's own ``rowid``, with every
+  repeated text (scope, status, kind, trust) numbered once (docs/realm-index.md §3);
 - kept current from the realm's change feed: ``audit_id`` only grows, so every request first
   applies the audit rows past the index's high-water mark (re-reading the records they name)
   before it answers — a record the runtime writes is listed by the very next request;
 - rebuilt from scratch, in a background thread, when there is no index yet, when the realm file
   was replaced or restored (another inode, or the audit row at the high-water mark is gone or
-  different), when the delta is too large to apply inline, and periodically to reconcile against
-  the table. A new generation replaces the old only once complete; while no valid generation
-  exists the selectors fall back to the direct query, so a rebuild never serves wrong rows.
+  different), when the delta is too large to apply inline, or when the realm's schema changed —
+  never on a timer by default. Usage counters, which move without an audit row, are followed by
+  a scan when SQLite says the realm was written (docs/realm-index.md §4, §6). A new generation
+  replaces the old only once complete; while no valid generation exists the selectors fall back
+  to the direct query, so a rebuild never serves wrong rows.
 
 Small realms skip all of this: below ``MOBKIT_REALM_INDEX_MIN_ROWS`` the direct query is cheap.
 """
 
 from __future__ import annotations
 
-import fcntl
 import heapq
 import logging
-import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
 
 from memory_panel import conf
 
-from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
-from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_exists, realm_path
+from memory_panel.cursor import (
+    ORDER_MS,
+    SQLITE_INT_MAX,
+    Cursor,
+    keyset_predicate,
+    never_injected,
+    ranked_utility_key,
+    split_utility_key,
+    utility_key,
+)
+from memory_panel.store.console_index import (
+    NUMBERING_SCHEMA,
+    BackgroundRuns,
+    ChangeWatch,
+    IndexFamily,
+    SCOPE_TEXT,
+    NumberedFilters,
+    Numbering,
+    catch_up_from_audit,
+    generation_connection,
+    readonly,
+    realm_rows,
+    set_meta,
+    snapshot_high_water,
+    start_first_builds,
+)
+from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows
-from memory_panel.store.utility import utility_rows
+from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
 
 logger = logging.getLogger("memory_panel.store.realm_index")
-Delta = TypeVar("Delta")
 
-# Above this many new audit rows a request does not catch up inline; a rebuild does.
-MAX_INLINE_DELTA = 5000
 BUILD_BATCH = 20_000
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
+RANK_BYTES = 26  # a utility rank (memory_panel/cursor.py) is below 10**61 < 2**208
 
+# docs/realm-index.md §3. Columns holding a realm's own values have no declared type, so a value
+# a hand edit left as a number or a BLOB is kept as it is, as the direct read sees it.
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE entries (memory_id TEXT PRIMARY KEY, updated_at_ms INTEGER NOT NULL,"
-    " created_at_ms INTEGER NOT NULL, scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL,"
-    " status_kind TEXT NOT NULL, supersedes TEXT, body_chars INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " trust TEXT NOT NULL)",
-    "CREATE TABLE holdings (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL,"
-    " status_kind TEXT NOT NULL, records INTEGER NOT NULL, body_chars INTEGER NOT NULL,"
-    " PRIMARY KEY (scope_kind, scope_key, status_kind))",
+    *NUMBERING_SCHEMA,
+    "CREATE TABLE entries (entry INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    " created_at_ms NOT NULL, scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL,"
+    " kind INTEGER NOT NULL, trust INTEGER NOT NULL, supersedes, body_chars NOT NULL, injected, useful, utility BLOB)",
+    "CREATE TABLE holdings (scope INTEGER NOT NULL, status INTEGER NOT NULL, records INTEGER NOT NULL,"
+    " body_chars INTEGER NOT NULL, PRIMARY KEY (scope, status)) WITHOUT ROWID",
     "CREATE TABLE steward_audit (audit_id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL)",
     # The Holdings verdict tiles' per-record facts (memory_panel/store/tile_facts.py).
-    "CREATE TABLE tile_facts (fact TEXT NOT NULL, memory_id TEXT NOT NULL, scope_kind TEXT NOT NULL,"
-    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, PRIMARY KEY (fact, scope_kind, scope_key, memory_id))",
-    # Each record's key in the utility order (memory_panel/store/utility.py), for sort=utility pages.
-    "CREATE TABLE utility (utility_key TEXT PRIMARY KEY, memory_id TEXT NOT NULL UNIQUE, scope_kind TEXT NOT NULL,"
-    " scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL, trust TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE tile_facts (fact TEXT NOT NULL, scope INTEGER NOT NULL, memory_id TEXT NOT NULL,"
+    " status INTEGER NOT NULL, PRIMARY KEY (fact, scope, memory_id)) WITHOUT ROWID",
 )
-# One index per filter combination the panel offers, each ending in the page order.
+# Created after the load (docs/realm-index.md §5). Each ends in the page order's first column; ties
+# in updated_at_ms (few) are ordered by memory_id from the table row. Kind and trust filters ride on
+# these. The utility order holds only records ever injected: the rest sort last, in the records
+# order (docs/panel-tabs.md §3), which the order indexes already give.
 _INDEXES = (
-    "CREATE INDEX entries_order ON entries (updated_at_ms, memory_id)",
-    "CREATE INDEX entries_kind_order ON entries (scope_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_scope_order ON entries (scope_kind, scope_key, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_status_order ON entries (status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_kind_status_order ON entries (scope_kind, status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_scope_status_order ON entries"
-    " (scope_kind, scope_key, status_kind, updated_at_ms, memory_id)",
-    "CREATE INDEX entries_created ON entries (status_kind, created_at_ms, memory_id)",
-    "CREATE INDEX entries_supersedes ON entries (supersedes)",
+    "CREATE INDEX entries_order ON entries (updated_at_ms)",
+    "CREATE INDEX entries_kind_order ON entries (scope_kind, updated_at_ms)",
+    "CREATE INDEX entries_scope_order ON entries (scope, updated_at_ms)",
+    "CREATE INDEX entries_status_order ON entries (status, updated_at_ms)",
+    "CREATE INDEX entries_created ON entries (status, created_at_ms)",
+    "CREATE INDEX entries_supersedes ON entries (supersedes) WHERE supersedes IS NOT NULL",
+    "CREATE INDEX entries_utility ON entries (utility) WHERE utility IS NOT NULL",
+    "CREATE INDEX entries_scope_utility ON entries (scope, utility) WHERE utility IS NOT NULL",
+    "CREATE INDEX entries_status_utility ON entries (status, utility) WHERE utility IS NOT NULL",
     "CREATE INDEX steward_audit_memory ON steward_audit (memory_id)",
     "CREATE INDEX tile_facts_memory ON tile_facts (memory_id)",
-    "CREATE INDEX utility_scope ON utility (scope_kind, scope_key, utility_key)",
-    "CREATE INDEX utility_status ON utility (status_kind, utility_key)",
 )
-_ENTRY_COLUMNS = (
-    f"memory_id, {ORDER_MS}, created_at_ms, scope_kind, scope_key, status_kind, supersedes,"
-    " LENGTH(body), kind, trust"
+# What the index keeps of one records row, in this order (the realm's rowid first).
+_SOURCE_COLUMNS = (
+    f"r.rowid, r.memory_id, {ORDER_MS}, r.created_at_ms, r.scope_kind, r.scope_key, r.status_kind, r.kind,"
+    f" r.trust, r.supersedes, LENGTH(r.body), {USAGE_COLUMNS}, LENGTH(CAST(r.body AS BLOB))"
 )
 _STEWARD_AUDIT = (
     "SELECT audit_id, memory_id FROM audit WHERE audit_id > ? AND memory_id IS NOT NULL"
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
 )
+# An entry's scope as text, for the rows a page returns.
+_SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
 
 
 @dataclass(frozen=True)
@@ -112,10 +137,6 @@ def index_dir() -> Path:
     return conf.persistent_state() / "console" / "realm-index"
 
 
-def _realm_dir(realm: str) -> Path:
-    return index_dir() / encode_path_segment(realm)
-
-
 class RealmIndex:
     """One ready generation of one realm's index, caught up with the realm when handed out."""
 
@@ -124,18 +145,23 @@ class RealmIndex:
         self.conn = conn
 
     def page_entries(
-        self, query: IndexQuery, after: Cursor | None, limit: int
+        self, query: IndexQuery, after: Cursor | None, limit: int, *, never_injected_only: bool = False
     ) -> list[tuple[int, str, str, str]]:
         """(updated_at_ms, memory_id, scope_kind, scope_key) of the next ``limit`` entries, newest first."""
-        where, args = _where(query)
+        where, args = self._where(query)
+        if never_injected_only:
+            where.append("e.utility IS NULL")
         if after is not None:
-            predicate, predicate_args = keyset_predicate(after)
+            predicate, predicate_args = keyset_predicate(after, order_ms="e.updated_at_ms")
+            if predicate_args:  # the bound first, so SQLite seeks the index there
+                where.append("e.updated_at_ms <= ?")
+                args.append(after.updated_at_ms)
             where.append(predicate)
             args += predicate_args
-        sql = "SELECT updated_at_ms, memory_id, scope_kind, scope_key FROM entries"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?"
+        sql = (
+            f"SELECT e.updated_at_ms, e.memory_id, l.text, s.scope_key FROM entries e {_SCOPE_TEXT}"
+            f"{_where_sql(where)} ORDER BY e.updated_at_ms DESC, e.memory_id DESC LIMIT ?"
+        )
         return self.conn.execute(sql, [*args, limit]).fetchall()
 
     def page_entries_in_scopes(
@@ -154,39 +180,51 @@ class RealmIndex:
 
     def scopes(self) -> list[tuple[str, str]]:
         """Every (scope_kind, scope_key) that holds at least one record."""
-        return self.conn.execute("SELECT DISTINCT scope_kind, scope_key FROM holdings WHERE records > 0").fetchall()
+        return self.conn.execute(
+            "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
+            " WHERE EXISTS (SELECT 1 FROM holdings h WHERE h.scope = s.scope AND h.records > 0)"
+        ).fetchall()
 
     def quarantined_ids(
         self, *, hidden_scope_kinds: Sequence[str], offset: int, limit: int, oldest_first: bool = False
     ) -> list[str]:
-        where, args = _where(IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds)))
+        query = IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds))
+        where, args = self._where(query)
         direction = "ASC" if oldest_first else "DESC"
         sql = (
-            f"SELECT memory_id FROM entries WHERE {' AND '.join(where)}"
-            f" ORDER BY created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?"
+            f"SELECT e.memory_id FROM entries e{_where_sql(where)}"
+            f" ORDER BY e.created_at_ms {direction}, e.memory_id {direction} LIMIT ? OFFSET ?"
         )
         return [row[0] for row in self.conn.execute(sql, [*args, limit, offset])]
 
     def claimant_ids(self, prior_id: str) -> list[str]:
         rows = self.conn.execute(
-            "SELECT memory_id FROM entries WHERE supersedes = ? ORDER BY created_at_ms, memory_id", (prior_id,)
+            "SELECT memory_id FROM entries WHERE supersedes = ? AND supersedes IS NOT NULL"
+            " ORDER BY created_at_ms, memory_id",
+            (prior_id,),
         )
         return [row[0] for row in rows]
 
     def holdings(self) -> list[tuple[str, str, str, int, int]]:
         return self.conn.execute(
-            "SELECT scope_kind, scope_key, status_kind, records, body_chars FROM holdings WHERE records > 0"
+            "SELECT l.text, s.scope_key, st.text, h.records, h.body_chars FROM holdings h"
+            " CROSS JOIN scopes s ON s.scope = h.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+            " CROSS JOIN labels st ON st.label = h.status WHERE h.records > 0"
         ).fetchall()
 
     def tile_facts(self) -> list[tuple[str, str, str, str, int]]:
         """(fact, scope_kind, scope_key, status_kind, records) for every fact the index holds."""
         return self.conn.execute(
-            "SELECT fact, scope_kind, scope_key, status_kind, COUNT(*) FROM tile_facts GROUP BY 1, 2, 3, 4"
+            "SELECT f.fact, l.text, s.scope_key, st.text, f.records FROM"
+            " (SELECT fact, scope, status, COUNT(*) AS records FROM tile_facts GROUP BY 1, 2, 3) f"
+            " CROSS JOIN scopes s ON s.scope = f.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+            " CROSS JOIN labels st ON st.label = f.status"
         ).fetchall()
 
     def tile_fact_ids(self, fact: str, scope_kind: str, scope_key: str, limit: int) -> list[str]:
         rows = self.conn.execute(
-            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope_kind = ? AND scope_key = ?"
+            "SELECT memory_id FROM tile_facts WHERE fact = ? AND scope IN (SELECT s.scope FROM scopes s"
+            " JOIN labels l ON l.label = s.scope_kind WHERE l.text = ? AND s.scope_key = ?)"
             " ORDER BY memory_id LIMIT ?",
             (fact, scope_kind, scope_key, limit),
         )
@@ -194,25 +232,47 @@ class RealmIndex:
 
     def quarantined_before(self, cutoff_ms: int) -> list[tuple[str, str, int]]:
         """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``: the review backlog."""
+        where, args = self._where(IndexQuery(status_kind="quarantined"))
         return self.conn.execute(
-            "SELECT scope_kind, scope_key, COUNT(*) FROM entries WHERE status_kind = 'quarantined'"
-            " AND created_at_ms < ? GROUP BY 1, 2",
-            (cutoff_ms,),
+            "SELECT l.text, s.scope_key, q.records FROM (SELECT e.scope AS scope, COUNT(*) AS records"
+            f" FROM entries e{_where_sql([*where, 'e.created_at_ms < ?'])} GROUP BY 1) q"
+            " CROSS JOIN scopes s ON s.scope = q.scope CROSS JOIN labels l ON l.label = s.scope_kind",
+            [*args, cutoff_ms],
         ).fetchall()
 
     def utility_entries(
         self, query: IndexQuery, after: str | None, limit: int
     ) -> list[tuple[str, str, str, str]]:
-        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order."""
-        where, args = _where(query)
-        if after is not None:
-            where.append("utility_key > ?")
-            args.append(after)
-        sql = "SELECT utility_key, memory_id, scope_kind, scope_key FROM utility"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY utility_key LIMIT ?"
-        return self.conn.execute(sql, [*args, limit]).fetchall()
+        """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order.
+
+        Records ever injected come first, by their rank; the rest (never injected) follow in the
+        records order, newest first (docs/realm-index.md §3).
+        """
+        rank, memory_id = split_utility_key(after) if after is not None else (None, "")
+        found: list[tuple[str, str, str, str]] = []
+        recency_after: Cursor | None = None
+        if rank is None or not never_injected(rank):
+            where, args = self._where(query)
+            where.append("e.utility IS NOT NULL")
+            if rank is not None:
+                bound = rank.to_bytes(RANK_BYTES, "big")
+                where += ["e.utility >= ?", "(e.utility > ? OR e.memory_id < ?)"]
+                args += [bound, bound, memory_id]
+            rows = self.conn.execute(
+                f"SELECT e.utility, e.memory_id, l.text, s.scope_key FROM entries e {_SCOPE_TEXT}"
+                f"{_where_sql(where)} ORDER BY e.utility, e.memory_id DESC LIMIT ?",
+                [*args, limit],
+            )
+            found = [(ranked_utility_key(int.from_bytes(r, "big"), m), m, kind, key) for r, m, kind, key in rows]
+            if len(found) == limit:
+                return found
+        else:
+            recency_after = Cursor(_rank_updated_at_ms(rank), memory_id)
+        rest = self.page_entries(query, recency_after, limit - len(found), never_injected_only=True)
+        return found + [
+            (utility_key(injected=0, useful=0, body_bytes=0, updated_at_ms=ms, memory_id=m), m, kind, key)
+            for ms, m, kind, key in rest
+        ]
 
     def steward_audit_ids(self, memory_id: str) -> list[int]:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit WHERE memory_id = ?", (memory_id,))
@@ -222,28 +282,29 @@ class RealmIndex:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit ORDER BY audit_id DESC LIMIT ?", (limit,))
         return [row[0] for row in rows]
 
+    def _where(self, query: IndexQuery) -> tuple[list[str], list]:
+        """The query's filters as conditions on ``entries e``, its texts turned into their numbers."""
+        filters = NumberedFilters(self.conn, "e")
+        filters.records(
+            scope_kind=query.scope_kind, scope_key=query.scope_key, status_kind=query.status_kind,
+            kind=query.kind, trust=query.trust, hidden_scope_kinds=query.hidden_scope_kinds,
+        )
+        if query.hide_quarantined:
+            filters.exclude("status", ["quarantined"])
+        return filters.where, filters.args
 
-def _where(query: IndexQuery) -> tuple[list[str], list]:
-    where: list[str] = []
-    args: list = []
-    for column in ("scope_kind", "scope_key", "status_kind", "kind", "trust"):
-        value = getattr(query, column)
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    if query.hide_quarantined:
-        where.append("status_kind != 'quarantined'")
-    if query.hidden_scope_kinds:
-        where.append(f"scope_kind NOT IN ({', '.join('?' * len(query.hidden_scope_kinds))})")
-        args += list(query.hidden_scope_kinds)
-    return where, args
+
+def _where_sql(where: list[str]) -> str:
+    return " WHERE " + " AND ".join(where) if where else ""
+
+
+def _rank_updated_at_ms(rank: int) -> int:
+    # The rank's last 19 digits are the complemented updated_at_ms (memory_panel/cursor.py).
+    return SQLITE_INT_MAX - rank % 10**19
 
 
 # ---------------------------------------------------------------------------------------------
 # Handing out a ready, caught-up index
-
-
-_local = threading.local()
 
 
 def realm_index(realm: str) -> RealmIndex | None:
@@ -272,25 +333,17 @@ def _ready_index(realm: str) -> RealmIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None  # gone since discovery
-    generation = _newest_generation(realm)
-    if generation is None:
-        if not _known_small(path):
-            start_build(realm)
-        return None
-    conn = _generation_connection(generation)
-    meta = dict(conn.execute("SELECT key, value FROM meta"))
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        start_build(realm)  # written by an older console: its tables lack what this one reads
-        return None
-    if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
-        start_build(realm)  # the realm file was replaced: this generation describes another file
-        return None
-    if time.time() - float(meta["built_at"]) > conf.realm_index_reconcile_seconds():
-        start_build(realm)  # periodic reconciliation; this generation keeps serving meanwhile
-    if not _catch_up(realm, path, conn):
+    conn = REALM_INDEX.caught_up(realm, path, stat)
+    if conn is not None:
+        if _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
+            _usage_follower.start(realm)
+        return RealmIndex(realm, conn)
+    # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
+    if REALM_INDEX.newest(realm) is not None:
         start_build(realm)
-        return None
-    return RealmIndex(realm, conn)
+    elif not _known_small(path):
+        start_first_builds(realm)
+    return None
 
 
 # A realm found below MIN_ROWS is not counted again for this long: every selector asks, and most
@@ -304,300 +357,197 @@ def _known_small(path: Path) -> bool:
     now = time.monotonic()
     if _small_until.get(key, 0.0) > now:
         return True
-    if _realm_rows(path) < conf.realm_index_min_rows():
+    if realm_rows(path) < conf.realm_index_min_rows():
         _small_until[key] = now + SMALL_RECHECK_SECONDS
         return True
     return False
 
 
-def _realm_rows(path: Path) -> int:
-    # MAX(rowid) is O(1) and never below the row count of a table MobKit never deletes from.
-    with _readonly(path) as realm:
-        return realm.execute("SELECT COALESCE(MAX(rowid), 0) FROM records").fetchone()[0]
+def _entry(numbering: Numbering, row: tuple) -> tuple:
+    """The ``entries`` row of one ``_SOURCE_COLUMNS`` row."""
+    rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
+    injected, useful, body_bytes = usage
+    kind_label = numbering.label(scope_kind)
+    utility = None
+    if int(injected or 0) > 0:  # never injected: no rank, the records order (§3); most records, so skipped fast
+        rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
+        utility = rank.to_bytes(RANK_BYTES, "big")
+    return (
+        rowid, memory_id, updated, created, kind_label, numbering.scope(kind_label, scope_key), numbering.label(status),
+        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful, utility,
+    )
 
 
-def _newest_generation(realm: str) -> Path | None:
-    return newest_generation_in(_realm_dir(realm))
+def follow_usage(realm: str) -> None:
+    """Re-read the records whose usage counters moved since the index read them (docs/realm-index.md §4).
 
-
-def newest_generation_in(directory: Path) -> Path | None:
-    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory`` (the search index's too)."""
-    if not directory.is_dir():
-        return None
-    ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
-    return ready[-1] if ready else None
-
-
-def _generation_connection(path: Path) -> sqlite3.Connection:
-    """One connection per thread and generation file; a new generation gets a new connection."""
-    cache: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("connections", {})
-    key = str(path)
-    conn = cache.get(key)
-    if conn is None:
-        for stale in [k for k in cache if Path(k).parent == path.parent]:
-            cache.pop(stale).close()
-        conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
-        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        cache[key] = conn
-    return conn
-
-
-class _readonly:
-    def __init__(self, path: Path) -> None:
-        self.conn = connect_readonly(path)
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
-
-
-def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
-    return catch_up_from_audit(path, conn, _read_delta, _apply_delta)
-
-
-def catch_up_from_audit(
-    path: Path,
-    conn: sqlite3.Connection,
-    read: Callable[[sqlite3.Connection, int, set[str]], Delta],
-    apply: Callable[[sqlite3.Connection, Delta], None],
-) -> bool:
-    """Apply the audit rows past the high-water mark; False when only a rebuild can help.
-
-    ``read(source, high_water, touched ids)`` gathers what the index needs from one snapshot of
-    the realm; ``apply(conn, gathered)`` writes it. The search index is kept current this way too.
+    MobKit moves ``usage_stats`` without an audit row, so the audit feed never names them: one
+    scan of the counters in rowid order, beside the index's own in the same order, finds them,
+    and a catch-up re-reads just those (their utility rank, DEAD, the tile facts).
     """
-    high_water, token = _high_water(conn)
-    with _readonly(path) as source:
-        source.execute("BEGIN")  # one snapshot of the realm for the whole catch-up
-        try:
-            newest = source.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
-            if newest == high_water:
-                return _same_audit_row(source, high_water, token)
-            if newest < high_water or not _same_audit_row(source, high_water, token):
-                return False  # restored or replaced in place: the history we indexed is gone
-            delta = source.execute(
-                "SELECT audit_id, stage_token, memory_id FROM audit WHERE audit_id > ?"
-                " ORDER BY audit_id LIMIT ?",
-                (high_water, MAX_INLINE_DELTA + 1),
-            ).fetchall()
-            if len(delta) > MAX_INLINE_DELTA:
-                return False
-            gathered = read(source, high_water, {memory_id for _, _, memory_id in delta if memory_id})
-            last_id, last_token, _ = delta[-1]
-        finally:
-            source.rollback()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _high_water(conn)[0] == high_water:  # another thread or process may have got here first
-            apply(conn, gathered)
-            _set_meta(conn, audit_high_water=str(last_id), audit_token=last_token)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return True
+    generation = REALM_INDEX.newest(realm)
+    if generation is None:
+        return
+    path = realm_path(realm)
+    conn = generation_connection(generation)
+    moved = _usage_moved(path, conn)
+    if moved and not catch_up_from_audit(path, conn, partial(_read_delta, realm), _apply_delta, also=moved):
+        start_build(realm)
 
 
-def _read_delta(source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
-    rows = _entry_rows(source, touched)
+def _usage_moved(path: Path, conn: sqlite3.Connection) -> list[str]:
+    moved: list[str] = []
+    indexed = conn.execute("SELECT entry, injected, useful FROM entries ORDER BY entry")
+    current = next(indexed, None)
+    with readonly(path) as source:
+        for rowid, memory_id, injected, useful in source.execute(
+            f"SELECT r.rowid, r.memory_id, {USAGE_COLUMNS} FROM records r ORDER BY r.rowid"
+        ):
+            while current is not None and current[0] < rowid:
+                current = next(indexed, None)
+            if current is not None and current[0] == rowid and (current[1], current[2]) != (injected, useful):
+                moved.append(memory_id)
+    indexed.close()
+    return moved
+
+
+_usage_watch = ChangeWatch()
+_usage_follower = BackgroundRuns("following the usage counters", follow_usage, again_if_asked=True)
+
+
+def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> tuple:
+    rows = _source_rows(source, touched)
     # A supersede's audit row names the new record; its prior changed too.
-    priors = {row[6] for row in rows if row[6]} - touched
-    rows += _entry_rows(source, priors)
+    priors = {row[9] for row in rows if isinstance(row[9], str)} - touched
+    rows += _source_rows(source, priors)
     changed = touched | priors
     steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
     facts = fact_rows(source.cursor(), ids=changed)
-    utility = list(utility_rows(source.cursor(), ids=changed))
-    return rows, changed, steward, facts, utility
+    return rows, changed, steward, facts
 
 
-def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> None:
-    rows, changed, steward, facts, utility = delta
-    _apply_entries(conn, rows, missing=changed)
+def _apply_delta(conn: sqlite3.Connection, delta: tuple) -> bool:
+    rows, changed, steward, facts = delta
+    numbering = Numbering(conn)
+    if not _apply_entries(conn, numbering, rows):
+        return False
+    # Gone from the realm (a hand delete; MobKit never deletes): found by a scan, as rare as that is.
+    for memory_id in changed - {row[1] for row in rows}:
+        for entry, scope, status, chars in conn.execute(
+            "SELECT entry, scope, status, body_chars FROM entries WHERE memory_id = ?", (memory_id,)
+        ).fetchall():
+            _bump_holdings(conn, scope, status, -1, -(chars or 0))
+            conn.execute("DELETE FROM entries WHERE entry = ?", (entry,))
     conn.executemany("INSERT OR IGNORE INTO steward_audit VALUES (?, ?)", steward)
     conn.executemany("DELETE FROM tile_facts WHERE memory_id = ?", [(m,) for m in changed])
-    conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", facts)
-    conn.executemany("DELETE FROM utility WHERE memory_id = ?", [(m,) for m in changed])
-    conn.executemany("INSERT OR REPLACE INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility)
+    conn.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?)", _fact_entries(numbering, facts))
+    return True
 
 
-def _high_water(conn: sqlite3.Connection) -> tuple[int, str]:
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'audit_%'"))
-    return int(meta["audit_high_water"]), meta["audit_token"]
-
-
-def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
-    if audit_id == 0:
-        return True
-    row = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (audit_id,)).fetchone()
-    return row is not None and row[0] == token
-
-
-def _entry_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
+def _source_rows(source: sqlite3.Connection, ids: Iterable[str]) -> list[tuple]:
     ids = list(ids)
     rows: list[tuple] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows += source.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM records WHERE memory_id IN ({', '.join('?' * len(chunk))})", chunk
+            f"SELECT {_SOURCE_COLUMNS} FROM records r WHERE r.memory_id IN ({', '.join('?' * len(chunk))})", chunk
         ).fetchall()
     return rows
 
 
-def _apply_entries(conn: sqlite3.Connection, rows: list[tuple], *, missing: set[str]) -> None:
-    """Upsert entries and move their contribution between holdings buckets."""
-    present = {row[0] for row in rows}
-    for memory_id in [*present, *(missing - present)]:
+def _apply_entries(conn: sqlite3.Connection, numbering: Numbering, rows: list[tuple]) -> bool:
+    """Upsert entries and move their contribution between holdings buckets; False if rowids moved.
+
+    MobKit never deletes from ``records``, so a record keeps its rowid. A row whose rowid the index
+    holds for another record (a hand delete, then VACUUM) means only a rebuild can help.
+    """
+    for row in rows:
+        entry = _entry(numbering, row)
         old = conn.execute(
-            "SELECT scope_kind, scope_key, status_kind, body_chars FROM entries WHERE memory_id = ?", (memory_id,)
+            "SELECT memory_id, scope, status, body_chars FROM entries WHERE entry = ?", (entry[0],)
         ).fetchone()
         if old is not None:
-            _bump_holdings(conn, old[:3], -1, -old[3])
-    conn.executemany("DELETE FROM entries WHERE memory_id = ?", [(m,) for m in missing - present])
-    conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    for row in rows:
-        _bump_holdings(conn, (row[3], row[4], row[5]), 1, row[7])
+            if old[0] != entry[1]:
+                return False
+            _bump_holdings(conn, old[1], old[2], -1, -(old[3] or 0))
+        conn.execute(f"INSERT OR REPLACE INTO entries VALUES ({', '.join('?' * len(entry))})", entry)
+        _bump_holdings(conn, entry[5], entry[6], 1, entry[10] or 0)
+    return True
 
 
-def _bump_holdings(conn: sqlite3.Connection, scope_status: tuple[str, str, str], records: int, chars: int) -> None:
+def _bump_holdings(conn: sqlite3.Connection, scope: int, status: int, records: int, chars: int) -> None:
     conn.execute(
-        "INSERT INTO holdings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+        "INSERT INTO holdings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
         " records = records + excluded.records, body_chars = body_chars + excluded.body_chars",
-        (*scope_status, records, chars),
+        (scope, status, records, chars),
     )
 
 
-def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
-    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
+    entries = []
+    for fact, memory_id, scope_kind, scope_key, status in facts:
+        kind = numbering.label(scope_kind)
+        entries.append((fact, numbering.scope(kind, scope_key), memory_id, numbering.label(status)))
+    return sorted(entries, key=lambda entry: entry[:3])
 
 
 # ---------------------------------------------------------------------------------------------
 # Building a generation
 
 
-class BackgroundBuilds:
-    """Builds run in a background thread, one per realm at a time in this process."""
-
-    def __init__(self, build: Callable[[str], object], label: str) -> None:
-        self.build = build
-        self.label = label
-        self.building: set[str] = set()
-        self.lock = threading.Lock()
-
-    def start(self, realm: str) -> None:
-        if not conf.realm_index_background():
-            self.build(realm)
-            return
-        with self.lock:
-            if realm in self.building:
-                return
-            self.building.add(realm)
-        threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
-
-    def _run(self, realm: str) -> None:
-        try:
-            self.build(realm)
-        except Exception:
-            logger.exception("building the %s of realm %r failed; pages read the realm directly", self.label, realm)
-        finally:
-            with self.lock:
-                self.building.discard(realm)
-
-
-def start_build(realm: str) -> None:
-    """Build a new generation in the background, unless one is already being built here."""
-    _builds.start(realm)
-
-
-def build(realm: str) -> Path | None:
-    return write_generation(_realm_dir(realm), realm, _fill_generation)
-
-
-def _fill_generation(path: Path, out: sqlite3.Connection) -> int:
+def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
     count = _copy_snapshot(path, out)
     for statement in _INDEXES:
         out.execute(statement)
-    _set_meta(out, schema_version=SCHEMA_VERSION)
     return count
 
 
-def write_generation(
-    directory: Path, realm: str, fill: Callable[[Path, sqlite3.Connection], int], *, wait: bool = False
-) -> Path | None:
-    """Write a complete new generation from one snapshot of the realm, then retire older ones.
-
-    ``fill(realm file, new file)`` creates the schema and copies the snapshot, returning the rows
-    copied. When another thread or process holds the build lock (it is building the same realm),
-    returns None, or with ``wait`` waits for that build and returns the generation it wrote.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "build.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not wait:
-                return None
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            return newest_generation_in(directory)
-        started = time.monotonic()
-        path = realm_path(realm)
-        stat = path.stat()
-        previous = newest_generation_in(directory)
-        number = int(previous.stem.split("-")[1]) + 1 if previous else 1
-        target = directory / f"gen-{number}.sqlite3"
-        partial = target.with_suffix(".partial")
-        partial.unlink(missing_ok=True)
-        out = sqlite3.connect(partial, isolation_level=None)
-        try:
-            out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
-            out.execute("PRAGMA synchronous=OFF")
-            count = fill(path, out)
-            _set_meta(out, realm_dev=str(stat.st_dev), realm_ino=str(stat.st_ino), built_at=str(time.time()))
-            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
-            # neither waits for the other (the file records the mode, so it holds after the rename).
-            out.execute("PRAGMA journal_mode=WAL")
-        finally:
-            out.close()
-        os.replace(partial, target)
-        for older in directory.glob("gen-*.sqlite3"):
-            if older != target:
-                older.unlink(missing_ok=True)  # open connections keep reading it until they move on
-        logger.info("indexed realm %r into %s: %d records in %.1f s", realm, directory.parent.name, count,
-                    time.monotonic() - started)
-        return target
-
-
-_builds = BackgroundBuilds(build, "realm-index")
-
-
 def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
-    """Copy keys, holdings and steward audit rows, all from one read transaction of the realm."""
+    """Copy keys, holdings and steward audit rows, all from one read transaction of the realm.
+
+    Rows arrive in rowid order, which is the entries' key order: every insert is an append.
+    """
     count = 0
-    with _readonly(path) as source:
+    numbering = Numbering(out)
+    holdings: dict[tuple[int, int], list[int]] = {}
+    with readonly(path) as source:
         source.execute("BEGIN")
         try:
-            newest = source.execute(
-                "SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1"
-            ).fetchone() or (0, "")
             out.execute("BEGIN")
-            rows = source.execute(f"SELECT {_ENTRY_COLUMNS} FROM records")
+            rows = source.execute(f"SELECT {_SOURCE_COLUMNS} FROM records r ORDER BY r.rowid")
             while batch := rows.fetchmany(BUILD_BATCH):
-                out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+                entries = [_entry(numbering, row) for row in batch]
+                out.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * 14)})", entries)
+                for entry in entries:
+                    bucket = holdings.setdefault((entry[5], entry[6]), [0, 0])
+                    bucket[0] += 1
+                    bucket[1] += entry[10] or 0
                 count += len(batch)
+            out.executemany("INSERT INTO holdings VALUES (?, ?, ?, ?)", [(*k, *v) for k, v in sorted(holdings.items())])
             out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
-            out.executemany("INSERT OR REPLACE INTO tile_facts VALUES (?, ?, ?, ?, ?)", fact_rows(source.cursor()))
-            out.executemany("INSERT INTO utility VALUES (?, ?, ?, ?, ?, ?, ?)", utility_rows(source.cursor()))
-            out.execute(
-                "INSERT INTO holdings SELECT scope_kind, scope_key, status_kind, COUNT(*), SUM(body_chars)"
-                " FROM entries GROUP BY 1, 2, 3"
-            )
-            _set_meta(out, audit_high_water=str(newest[0]), audit_token=newest[1])
+            out.executemany("INSERT INTO tile_facts VALUES (?, ?, ?, ?)", _fact_entries(numbering, fact_rows(source.cursor())))
+            set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:
             source.rollback()
     return count
+
+
+REALM_INDEX = IndexFamily(
+    name="realm-index",
+    schema_version=SCHEMA_VERSION,
+    fill=_fill_generation,
+    read_delta=_read_delta,
+    apply_delta=_apply_delta,
+)
+
+
+def build(realm: str) -> Path | None:
+    return REALM_INDEX.build(realm)
+
+
+def start_build(realm: str) -> None:
+    """Build a new generation in the background, unless one is already being built here."""
+    REALM_INDEX.start_build(realm)

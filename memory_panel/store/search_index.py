@@ -1,7 +1,7 @@
 """A console-owned full-text index of every realm's titles, bodies and tags (docs/search.md).
 
 MobKit's store has no full-text index and the realm file may not be given one, so the console
-keeps its own beside the realm index, kept current the same way (memory_panel/store/realm_index.py):
+keeps its own beside the realm index, kept current the same way (memory_panel/store/console_index.py):
 
 - one SQLite file per realm and generation under ``<persistent_state>/console/search-index/``,
   holding a *contentless* FTS5 table (the tokens only: the text stays in the realm file, which
@@ -10,7 +10,7 @@ keeps its own beside the realm index, kept current the same way (memory_panel/st
 - every search first applies the audit rows past the index's high-water mark, so a record the
   runtime writes or supersedes is found by the very next request;
 - rebuilt from one snapshot when the realm file was replaced or restored, when the backlog is
-  too large to apply inline, and every ``MOBKIT_REALM_INDEX_RECONCILE_SECONDS``.
+  too large to apply inline, or when the realm's schema changed (docs/realm-index.md §5).
 
 Every realm has one, small or not: a small realm builds in a few milliseconds inside the first
 search, so there is one search path. A large realm with no index yet is built in the background
@@ -27,27 +27,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from memory_panel import conf
 from memory_panel.errors import StoreFailed
-from memory_panel.store.realm_index import (
-    BackgroundBuilds,
-    _generation_connection,
-    _readonly,
-    _realm_rows,
-    _set_meta,
-    catch_up_from_audit,
-    newest_generation_in,
-    write_generation,
+from memory_panel.store.console_index import (
+    NUMBERING_SCHEMA,
+    IndexFamily,
+    NumberedFilters,
+    Numbering,
+    readonly,
+    realm_rows,
+    set_meta,
+    snapshot_high_water,
 )
-from memory_panel.store.realms import encode_path_segment, realm_exists, realm_path, store_failed, store_format
+from memory_panel.store.realms import realm_exists, realm_path, store_failed, store_format
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
@@ -60,18 +57,22 @@ BM25_WEIGHTS = (4.0, 1.0, 2.0)
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    *NUMBERING_SCHEMA,
     # AUTOINCREMENT: a document id is never reused, so orphaned tokens can never join a new row.
-    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL UNIQUE,"
-    " scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, status_kind TEXT NOT NULL, kind TEXT NOT NULL,"
-    " trust TEXT NOT NULL, reviewer_only INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    # ``entry`` is the realm's records.rowid (docs/realm-index.md §3); texts are numbered once.
+    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, entry INTEGER NOT NULL, memory_id TEXT NOT NULL,"
+    " scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    " trust INTEGER NOT NULL, reviewer_only INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " text_hash BLOB NOT NULL)",
-    "CREATE TABLE scopes (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, PRIMARY KEY (scope_kind, scope_key))"
-    " WITHOUT ROWID",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, content='', tokenize='{TOKENIZER}')",
 )
-# Counts without a query filter on status first (every list has a status or counts them all).
-_INDEXES = ("CREATE INDEX docs_status_scope ON docs (status_kind, scope_kind, scope_key)",)
-_DOC_COLUMNS = "scope_kind, scope_key, status_kind, kind, trust, reviewer_only, updated_at_ms, text_hash"
+# Created after the load, each in one sorted pass. Counts without a query filter on status first
+# (every list has a status or counts them all).
+_INDEXES = (
+    "CREATE UNIQUE INDEX docs_entry ON docs (entry)",
+    "CREATE INDEX docs_status_scope ON docs (status, scope)",
+)
+_DOC_COLUMNS = "scope_kind, scope, status, kind, trust, reviewer_only, updated_at_ms, text_hash"
 
 
 @dataclass(frozen=True)
@@ -111,14 +112,6 @@ RANK_WINDOW = 4_000
 DENSITY_SAMPLE = 65_536
 
 
-def search_dir() -> Path:
-    return conf.persistent_state() / "console" / "search-index"
-
-
-def _realm_dir(realm: str) -> Path:
-    return search_dir() / encode_path_segment(realm)
-
-
 class SearchIndex:
     """One ready generation of one realm's search index, caught up when handed out."""
 
@@ -127,7 +120,9 @@ class SearchIndex:
         self.conn = conn
 
     def scopes(self) -> list[tuple[str, str]]:
-        return self.conn.execute("SELECT scope_kind, scope_key FROM scopes").fetchall()
+        return self.conn.execute(
+            "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
+        ).fetchall()
 
     def window_shift(self, match: str) -> int | None:
         """log2 of the window size for this query, or None when every match is ranked together."""
@@ -163,7 +158,7 @@ class SearchIndex:
     def _window_hits(
         self, match: str, where: SearchFilter, after: Hit | None, limit: int, window: int, shift: int | None
     ) -> list[Hit]:
-        conditions, args = _conditions(where)
+        conditions, args = self._conditions(where)
         if shift is not None:
             conditions += " AND text.rowid BETWEEN ? AND ?"
             args += [window << shift, ((window + 1) << shift) - 1]
@@ -186,40 +181,31 @@ class SearchIndex:
 
     def count(self, match: str, where: SearchFilter, cap: int) -> int:
         """How many documents match, counting no further than ``cap + 1``."""
-        conditions, args = _conditions(where)
+        conditions, args = self._conditions(where)
         sql = (
             "SELECT COUNT(*) FROM (SELECT 1 FROM text CROSS JOIN docs d ON d.doc = text.rowid"
             f" WHERE text MATCH ?{conditions} LIMIT ?)"
         )
         return self.conn.execute(sql, [match, *args, cap + 1]).fetchone()[0]
 
+    def _conditions(self, where: SearchFilter) -> tuple[str, list]:
+        """``where`` as SQL on ``docs d``, each condition led by AND; texts turned into their numbers."""
+        filters = NumberedFilters(self.conn, "d")
+        filters.records(
+            scope_kind=where.scope_kind, scope_key=where.scope_key, status_kind=where.status_kind,
+            kind=where.kind, trust=where.trust, hidden_scope_kinds=where.hidden_scope_kinds,
+        )
+        if where.hide_reviewer_only:
+            filters.where.append("d.reviewer_only = 0")
+        if where.scopes is not None:
+            filters.scopes_in(where.scopes)
+        return "".join(f" AND {condition}" for condition in filters.where), filters.args
+
     def count_docs(self, where: SearchFilter, cap: int) -> int:
         """How many records pass ``where`` (no query), counting no further than ``cap + 1``."""
-        conditions, args = _conditions(where)
+        conditions, args = self._conditions(where)
         sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
         return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
-
-
-def _conditions(where: SearchFilter) -> tuple[str, list]:
-    sql: list[str] = []
-    args: list = []
-    for column in ("scope_kind", "scope_key", "status_kind", "kind", "trust"):
-        value = getattr(where, column)
-        if value is not None:
-            sql.append(f"d.{column} = ?")
-            args.append(value)
-    if where.hide_reviewer_only:
-        sql.append("d.reviewer_only = 0")
-    if where.hidden_scope_kinds:
-        sql.append(f"d.scope_kind NOT IN ({', '.join('?' * len(where.hidden_scope_kinds))})")
-        args += where.hidden_scope_kinds
-    if where.scopes is not None:
-        if not where.scopes:
-            sql.append("0")
-        else:
-            sql.append(f"(d.scope_kind, d.scope_key) IN (VALUES {', '.join(['(?, ?)'] * len(where.scopes))})")
-            args += [part for scope in where.scopes for part in scope]
-    return "".join(f" AND {condition}" for condition in sql), args
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,41 +238,27 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None
-    generation = newest_generation_in(_realm_dir(realm))
-    if generation is not None and _usable(generation, realm, path, stat):
-        conn = _generation_connection(generation)
-        built_at = conn.execute("SELECT value FROM meta WHERE key = 'built_at'").fetchone()[0]
-        if time.time() - float(built_at) > conf.realm_index_reconcile_seconds():
-            start_build(realm)  # periodic reconciliation; this generation serves meanwhile
+    conn = SEARCH_INDEX.caught_up(realm, path, stat)
+    if conn is not None:
         return SearchIndex(realm, conn)
     # No index, or one that describes another file or history: small realms rebuild right now.
-    if _realm_rows(path) < conf.realm_index_min_rows():
+    if realm_rows(path) < conf.realm_index_min_rows():
         # Concurrent first searches of a small realm wait for the one build rather than fail.
-        build(realm, wait=True)
+        SEARCH_INDEX.build(realm, wait=True)
     else:
-        start_build(realm)
-    generation = newest_generation_in(_realm_dir(realm))
-    if generation is None or not _usable(generation, realm, path, stat):
+        SEARCH_INDEX.start_build(realm)  # tests build inline (MOBKIT_REALM_INDEX_BACKGROUND off)
+    conn = SEARCH_INDEX.caught_up(realm, path, stat)
+    if conn is None:
         raise StoreFailed(
             f"the search index of realm '{realm}' is being built; search again in a moment", realm=realm
         )
-    return SearchIndex(realm, _generation_connection(generation))
+    return SearchIndex(realm, conn)
 
 
-def _usable(generation: Path, realm: str, path: Path, stat: os.stat_result) -> bool:
-    conn = _generation_connection(generation)
-    meta = dict(conn.execute("SELECT key, value FROM meta"))
-    same_file = (meta["realm_dev"], meta["realm_ino"]) == (str(stat.st_dev), str(stat.st_ino))
-    return same_file and _catch_up(realm, path, conn)
-
-
-def _catch_up(realm: str, path: Path, conn: sqlite3.Connection) -> bool:
-    def read(source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
-        rows = _source_rows(source, realm, touched)
-        # A supersede's audit row names the new record; its prior's status changed too.
-        return rows + _source_rows(source, realm, {row[-1] for row in rows if row[-1]} - touched)
-
-    return catch_up_from_audit(path, conn, read, _apply)
+def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
+    rows = _source_rows(source, realm, touched)
+    # A supersede's audit row names the new record; its prior's status changed too.
+    return rows + _source_rows(source, realm, {row[11] for row in rows if isinstance(row[11], str)} - touched)
 
 
 def _select(realm: str) -> str:
@@ -294,7 +266,7 @@ def _select(realm: str) -> str:
     ever = "ever_quarantined" if store_format(realm).has_ever_quarantined else "0"
     return (
         f"SELECT memory_id, title, body, tags, scope_kind, scope_key, status_kind, kind, trust, {ever},"
-        " updated_at_ms, supersedes FROM records"
+        " updated_at_ms, supersedes, rowid FROM records"
     )
 
 
@@ -308,15 +280,19 @@ def _source_rows(source: sqlite3.Connection, realm: str, ids: Iterable[str]) -> 
     return rows
 
 
-def _doc_values(row: tuple) -> tuple:
-    """(memory_id, text, keys) of one records row as the index stores it."""
-    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, ever, updated, _ = row
+def _doc_values(numbering: Numbering, row: tuple) -> tuple:
+    """(entry, memory_id, text, keys) of one records row as the index stores it."""
+    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, ever, updated, _, entry = row
     # docs/store-format.md §5.5: quarantined rows and retired quarantine evidence are reviewer-only.
     reviewer_only = int(status == "quarantined" or (status == "tombstoned" and bool(ever)))
     tag_text = _tag_text(tags)
     digest = hashlib.blake2b(f"{title}\0{body}\0{tag_text}".encode(), digest_size=8).digest()
-    keys = (scope_kind, scope_key, status, kind, trust, reviewer_only, updated, digest)
-    return memory_id, (title, body, tag_text), keys
+    kind_label = numbering.label(scope_kind)
+    keys = (
+        kind_label, numbering.scope(kind_label, scope_key), numbering.label(status), numbering.label(kind),
+        numbering.label(trust), reviewer_only, updated, digest,
+    )
+    return entry, memory_id, (title, body, tag_text), keys
 
 
 def _tag_text(tags: str) -> str:
@@ -325,10 +301,13 @@ def _tag_text(tags: str) -> str:
     return tags or ""
 
 
-def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> bool:
+    numbering = Numbering(conn)
     for row in rows:
-        memory_id, text, keys = _doc_values(row)
-        old = conn.execute("SELECT doc, text_hash FROM docs WHERE memory_id = ?", (memory_id,)).fetchone()
+        entry, memory_id, text, keys = _doc_values(numbering, row)
+        old = conn.execute("SELECT doc, text_hash, memory_id FROM docs WHERE entry = ?", (entry,)).fetchone()
+        if old is not None and old[2] != memory_id:
+            return False  # docs/realm-index.md §4: rowids moved; only a rebuild can help
         if old is not None and old[1] == keys[-1]:
             conn.execute(
                 f"UPDATE docs SET ({_DOC_COLUMNS}) = (?, ?, ?, ?, ?, ?, ?, ?) WHERE doc = ?", (*keys, old[0])
@@ -336,26 +315,20 @@ def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
             continue
         if old is not None:  # the text changed (a hand edit): the old tokens are orphaned
             conn.execute("DELETE FROM docs WHERE doc = ?", (old[0],))
-        _insert(conn, memory_id, text, keys)
+        _insert(conn, entry, memory_id, text, keys)
+    return True
 
 
-def _insert(conn: sqlite3.Connection, memory_id: str, text: tuple[str, str, str], keys: tuple) -> None:
+def _insert(conn: sqlite3.Connection, entry: int, memory_id: str, text: tuple[str, str, str], keys: tuple) -> None:
     doc = conn.execute(
-        f"INSERT INTO docs (memory_id, {_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING doc",
-        (memory_id, *keys),
+        f"INSERT INTO docs (entry, memory_id, {_DOC_COLUMNS}) VALUES ({', '.join('?' * 10)}) RETURNING doc",
+        (entry, memory_id, *keys),
     ).fetchone()[0]
     conn.execute("INSERT INTO text (rowid, title, body, tags) VALUES (?, ?, ?, ?)", (doc, *text))
-    conn.execute("INSERT OR IGNORE INTO scopes VALUES (?, ?)", keys[:2])
 
 
 # ---------------------------------------------------------------------------------------------
 # Building a generation
-
-
-def build(realm: str, *, wait: bool = False) -> Path | None:
-    """Write a complete new generation from one snapshot of the realm; another builder already at
-    it means None, or with ``wait`` the generation it wrote (see ``write_generation``)."""
-    return write_generation(_realm_dir(realm), realm, partial(_fill_generation, realm), wait=wait)
 
 
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
@@ -368,34 +341,37 @@ def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     return count
 
 
-_builds = BackgroundBuilds(build, "search-index")
-start_build = _builds.start
-
-
 def _copy_snapshot(realm: str, path: Path, out: sqlite3.Connection) -> int:
+    """Documents numbered in the realm's order, inserted in bulk (FTS5 tokenizes in SQLite, not here)."""
     count = 0
-    with _readonly(path) as source:
+    numbering = Numbering(out)
+    with readonly(path) as source:
         source.execute("BEGIN")
         try:
-            newest = source.execute(
-                "SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1"
-            ).fetchone() or (0, "")
             out.execute("BEGIN")
             rows = source.execute(_select(realm))
             while batch := rows.fetchmany(BUILD_BATCH):
+                docs, texts = [], []
                 for row in batch:
-                    memory_id, text, keys = _doc_values(row)
-                    _insert(out, memory_id, text, keys)
-                count += len(batch)
-            _set_meta(out, audit_high_water=str(newest[0]), audit_token=newest[1])
+                    entry, memory_id, text, keys = _doc_values(numbering, row)
+                    count += 1
+                    docs.append((count, entry, memory_id, *keys))
+                    texts.append((count, *text))
+                out.executemany(
+                    f"INSERT INTO docs (doc, entry, memory_id, {_DOC_COLUMNS}) VALUES ({', '.join('?' * 11)})", docs
+                )
+                out.executemany("INSERT INTO text (rowid, title, body, tags) VALUES (?, ?, ?, ?)", texts)
+            set_meta(out, **snapshot_high_water(source))
             out.execute("COMMIT")
         finally:
             source.rollback()
     return count
 
 
-def index_size(realm: str) -> int:
-    """Bytes of the realm's current search index on disk (0 when it has none)."""
-    generation = newest_generation_in(_realm_dir(realm))
-    return generation.stat().st_size if generation is not None else 0
-
+SEARCH_INDEX = IndexFamily(
+    name="search-index",
+    schema_version="3",
+    fill=_fill_generation,
+    read_delta=_read_delta,
+    apply_delta=_apply,
+)

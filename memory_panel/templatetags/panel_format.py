@@ -19,7 +19,6 @@ from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 register = template.Library()
 
@@ -124,8 +123,7 @@ def author_label(author: Any) -> str:
 @register.filter
 def floor_fraction(row: Any) -> str:
     """How close a scope is to its floor (4,000 active records or 32 MiB), 0..1, for a <meter>."""
-    fraction = max(row.active / FLOOR_RECORDS, row.body_bytes / FLOOR_BYTES)
-    return f"{min(fraction, 1.0):.3f}"
+    return f"{row.floor_fraction:.3f}"
 
 
 @register.simple_tag

@@ -57,6 +57,7 @@ RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "tru
 # A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
 SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
+SCOPE_FILTER_MAX = 200
 
 
 def parse_sort(raw: str | None) -> str:
@@ -79,10 +80,14 @@ def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "l
 def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
     overview = section(holdings_selectors.scope_holdings, access=access, realm=realm)
+    # docs/ui.md §4: a realm with many scopes shows those that matter first; the rest by filter or page.
+    contains = request.GET.get("scopes", "")[:SCOPE_FILTER_MAX]
+    offset = min(query_uint(request.GET.get("scopes_from", "")) or 0, SHOWN_MAX)
     context = {
         "realm": realm,
         "overview": overview,
-        "tables": _holdings_tables(overview.data) if overview.data else [],
+        "scopes_filter": contains,
+        "tables": _holdings_tables(overview.data, contains=contains, offset=offset) if overview.data else [],
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
         "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
         **_holdings_footer(access, realm),
@@ -90,10 +95,17 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
 
 
-def _holdings_tables(data: tuple[list[ScopeHoldings], list[str]]) -> list[tuple[str, list]]:
+def _holdings_tables(
+    data: tuple[list[ScopeHoldings], list[str]], *, contains: str, offset: int
+) -> list[holdings_selectors.ScopeTable]:
     """One table per realm, every realm listed (an empty realm shows as empty, not missing)."""
     scopes, realms = data
-    return [(name, [s for s in scopes if s.realm == name]) for name in realms]
+    return [
+        holdings_selectors.scope_table(
+            realm=name, scopes=scopes, contains=contains, offset=offset, limit=holdings_selectors.SCOPES_SHOWN
+        )
+        for name in realms
+    ]
 
 
 def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:

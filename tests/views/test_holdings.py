@@ -92,3 +92,31 @@ def test_realm_switcher_appears_with_several_realms(client_for, agent_memory_dir
     assert "Realm <code>default</code>" in page and "Realm <code>team:blue</code>" in page
     assert '<option value="team:blue" selected>' in only_blue
     assert "Realm <code>default</code>" not in only_blue
+
+
+def test_a_realm_of_many_scopes_shows_those_that_matter_first_and_pages_the_rest(client_for, realm_writer, monkeypatch):
+    from memory_panel.selectors import holdings as holdings_selectors
+    from memory_panel.simulator.store_writer import agent, identity_scope
+
+    monkeypatch.setattr(holdings_selectors, "SCOPES_SHOWN", 3)
+    writer = realm_writer("default")
+    for n, notes in enumerate([1, 5, 2, 1, 3]):
+        for i in range(notes):
+            writer.remember(identity_scope("default", f"identity:agent{n}"), f"Note {n}.{i}", f"body {n}.{i}")
+    held = identity_scope("default", "identity:held")
+    writer.remember(held, "Held", "held body", author=agent(held["identity"]),
+                    gate_reason="session tainted by web tool 'web_fetch'")
+    client = client_for()
+
+    page = client.get(URL).content.decode()
+    assert scope_rows(page) == ["identity:held", "identity:agent1", "identity:agent4"]  # quarantined, then largest
+    assert "Showing 1–3 of 6 of 6 scopes" in page
+    more = re.search(r'<a class="button" href="\?([^"]+)">Next 3 scopes</a>', page).group(1).replace("&amp;", "&")
+
+    rest = client.get(f"{URL}?{more}").content.decode()
+    assert scope_rows(rest) == ["identity:agent2", "identity:agent0", "identity:agent3"]
+    assert "Next 3 scopes" not in rest
+
+    found = client.get(URL, {"scopes": "agent3"}).content.decode()
+    assert scope_rows(found) == ["identity:agent3"]
+    assert "Showing 1–1 of 1 matching of 6 scopes" in found
