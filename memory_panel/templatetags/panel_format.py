@@ -158,6 +158,23 @@ def _record_path_around(script_prefix: str) -> tuple[str, str, str]:
 
 
 @register.simple_tag
+def record_ref(memory_id: str, realm: str | None, titles: dict[tuple[str, str], str] | None) -> SafeString:
+    """A link naming one record by its title, the id under it (docs/daily-use.md §7).
+
+    ``titles`` holds only records the caller may read (``named_records.record_titles``): any other
+    record stays its id.
+    """
+    url = record_url(memory_id, realm)
+    title = (titles or {}).get((realm or "", memory_id))
+    if title is None:
+        return format_html('<a class="record-ref mono small" href="{}">{}</a>', url, memory_id)
+    return format_html(
+        '<a class="record-ref" href="{}">{}</a> <span class="record-ref__id mono small muted">{}</span>',
+        url, title, memory_id,
+    )
+
+
+@register.simple_tag
 def records_url(**params: Any) -> str:
     """The Records list filtered by ``params`` (empty values left out)."""
     query = urlencode({key: value for key, value in params.items() if value not in (None, "")})

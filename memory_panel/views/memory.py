@@ -27,6 +27,7 @@ from memory_panel.selectors import record_utility, records as record_selectors, 
 from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
+from memory_panel.selectors.named_records import record_titles
 from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
@@ -79,12 +80,16 @@ def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "l
 def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
     overview = section(holdings_selectors.scope_holdings, access=access, realm=realm)
+    tiles = tile_selectors.verdict_tiles(access=access, realm=realm)
     context = {
         "realm": realm,
         "overview": overview,
         "tables": _holdings_tables(overview.data) if overview.data else [],
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
-        "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
+        "tiles": tiles,
+        "titles": record_titles(
+            access=access, refs=[(item.realm, item.memory_id) for tile in tiles for item in tile.evidence]
+        ),
         **_holdings_footer(access, realm),
     }
     return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
@@ -280,11 +285,15 @@ def quarantine_context(*, access: Access, realm: str | None, limit: int, order: 
         quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit, order=order, with_previews=True
     )
     rows = [(r, queue.data.previews.get((r.realm, r.id), "")) for r in queue.data.records] if queue.data else []
+    named = [(r.realm, r.supersedes) for r, _ in rows if r.supersedes]
+    if queue.data:
+        named += [(p.realm, p.record_id) for p in queue.data.pending_promotions]
     return {
         "limit": limit,
         "order": order,
         "queue": queue,
         "rows": rows,
+        "titles": record_titles(access=access, refs=named),
         "count": count_section(counts.quarantine_count, access=access, realm=realm),
     }
 
@@ -310,6 +319,7 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
     running = section(dream_selectors.running_dreams, access=access, realm=realm)
     running_runs = running.data[0] if running.data else []
     now_running = {(run.realm, run.run_id) for run in running_runs}
+    runs = (history.data or ([], []))[0]
     context = {
         "realm": realm,
         "limit": limit,
@@ -317,8 +327,11 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
         "running": running_runs,
         "cards": [
             _dream_card(run, by_run.get((run.realm, run.run_id)), running=(run.realm, run.run_id) in now_running)
-            for run in (history.data or ([], []))[0]
+            for run in runs
         ],
+        "titles": record_titles(
+            access=access, refs=[(run.realm, memory_id) for run in runs for memory_id in run.memory_ids]
+        ),
     }
     return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 

@@ -20,7 +20,7 @@ from mobkit_console.shell import memory_nav
 from .events import EVENT_TYPES
 from .fanout import process_fanout
 from .models import EVENT_ID_PREFIX
-from .presentation import event_row
+from .presentation import event_rows
 from .selectors import START_OF_LOG, EventPage, events_page, events_page_count, latest_event_id, parse_event_id
 from .services import envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
@@ -41,7 +41,7 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
     page = events_page(access=access, filters=filters, before=before)
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
     context = {
-        "rows": [event_row(envelope) for envelope in page.events],
+        "rows": event_rows(page.events, access=access),
         # "Load older" over htmx appends rows to a page that already shows the count (timeline.js keeps it).
         "count": None if wants_fragment(request) else events_page_count(
             access=access, filters=filters, before=before, newest_seq=_frontier(latest, page),
@@ -106,7 +106,7 @@ class _SseStream:
         self.subscription = subscription
         self.queue: asyncio.Queue[str] = asyncio.Queue()
 
-    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+    async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
         return ("".join(_sse_event(f"{EVENT_ID_PREFIX}{event['seq']}", event["event_type"], event["envelope"])
                         for event in events),)
 
