@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
+from memory_panel.wording import author_words, value_words
 
 register = template.Library()
 
@@ -111,14 +112,9 @@ def scope_label(row: Any) -> str:
     return key if key.startswith(f"{kind}:") else f"{kind} {key}"
 
 
-@register.filter
-def author_label(author: Any) -> str:
-    """An author tag and its fields: ``agent (identity: identity:luka)``, ``operator``."""
-    if not isinstance(author, dict):
-        return "unknown"
-    fields = ", ".join(f"{key}: {value}" for key, value in author.items() if key != "author")
-    name = str(author.get("author", "unknown"))
-    return f"{name} ({fields})" if fields else name
+# docs/daily-use.md §8: every page says an author, a flag or an enum the same way.
+register.filter("author_words", author_words)
+register.filter("words", value_words)
 
 
 @register.filter
