@@ -53,6 +53,17 @@ def _unquote(value: str) -> str:
     return value
 
 
+def scope_words(kind: str, key: str) -> str:
+    """``identity:luka``, ``mob ops``, ``operator oncall``, ``realm`` (docs/daily-use.md §4).
+
+    An identity's scope key is already the whole identity (``identity:luka``), so it is the label
+    as it stands; prefixing the kind again read "identity identity:luka".
+    """
+    if kind == "realm" or not key:
+        return kind
+    return key if key.startswith(f"{kind}:") else f"{kind} {key}"
+
+
 def value_words(value: Any) -> str:
     """A wire value in words: ``true`` → "yes", ``null`` → "—", ``agent_observed`` → "agent observed"."""
     if isinstance(value, bool):

@@ -20,7 +20,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
-from memory_panel.wording import author_words, value_words
+from memory_panel.wording import author_words, scope_words, value_words
 
 register = template.Library()
 
@@ -94,6 +94,13 @@ def age(ms: Any) -> SafeString:
 
 
 @register.simple_tag
+def exact_time(ms: Any) -> str:
+    """The absolute time beside a relative one: "2026-11-29 14:02 UTC" (empty for no time)."""
+    moment = _moment(ms)
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
+
+
+@register.simple_tag
 def waited(ms: Any) -> SafeString:
     """How long a queued row has waited since ``ms``: "waiting 3 d"."""
     return _time_tag(ms, waited_ms)
@@ -101,15 +108,8 @@ def waited(ms: Any) -> SafeString:
 
 @register.filter
 def scope_label(row: Any) -> str:
-    """``identity:luka``, ``mob ops``, ``realm``: from any row with ``scope_kind`` and ``scope_key``.
-
-    An identity's scope key is already the whole identity (``identity:luka``), so it is the label
-    as it stands; prefixing the kind again read "identity identity:luka".
-    """
-    kind, key = getattr(row, "scope_kind", ""), getattr(row, "scope_key", "")
-    if kind == "realm" or not key:
-        return kind
-    return key if key.startswith(f"{kind}:") else f"{kind} {key}"
+    """``identity:luka``, ``mob ops``, ``realm``: from any row with ``scope_kind`` and ``scope_key``."""
+    return scope_words(getattr(row, "scope_kind", ""), getattr(row, "scope_key", ""))
 
 
 # docs/daily-use.md §8: every page says an author, a flag or an enum the same way.

@@ -12,11 +12,12 @@ from django.template.loader import render_to_string
 from memory_panel.selectors.named_records import RecordRef, record_titles
 
 from .events import is_warning, record_link
+from .sentences import event_sentence
 
 if TYPE_CHECKING:
     from access.caller import Access
 
-_SUMMARY_SKIP = frozenset({"detail"})  # a dream's run sheet is too long for one line
+RAW_VALUE_MAX = 160  # characters of one raw field shown under an event's sentence
 
 
 def event_rows(envelopes: Sequence[dict[str, Any]], *, access: Access) -> list[dict[str, Any]]:
@@ -46,20 +47,18 @@ def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[st
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
         "warning": is_warning(envelope["event_type"], data),
-        "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
+        "sentence": event_sentence(envelope["event_type"], envelope["identity"], data),
+        "fields": [(key, _raw(value)) for key, value in data.items()],
         "record_id": link[0] if link else None,
         "realm": link[1] if link else None,
         "titles": titles,
     }
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, (dict, list)):
-        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
-    text = str(value)
-    return text if len(text) <= 160 else f"{text[:157]}…"
+def _raw(value: Any) -> str:
+    """A data field as the event carried it: strings as they are, anything else as JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= RAW_VALUE_MAX else f"{text[: RAW_VALUE_MAX - 1]}…"
 
 
 def render_live_events(envelopes: Sequence[str], *, access: Access) -> str:
