@@ -33,7 +33,7 @@ from memory_panel.selectors.identities import IdentityChoice, identity_choice, k
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.realm_choice import chosen_realm
-from memory_panel.views.render import Section, count_section, panel_view, render_page, section
+from memory_panel.views.render import Section, count_section, panel_view, render_page, section, wants_fragment
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
     LISTS_DEFAULT_LIMIT,
@@ -54,7 +54,7 @@ from access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 # The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
-RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort")
+RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort", "group")
 # A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
 SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
@@ -65,6 +65,14 @@ def parse_sort(raw: str | None) -> str:
     if value not in SORTS:
         raise InvalidParams(f"unknown sort '{value}' (expected recency or utility)")
     return value
+
+
+def parse_group(raw: str | None) -> bool:
+    """``group=scope``: the recency list grouped by scope, as MobKit's panel shows it (docs/daily-use.md §9)."""
+    value = (raw or "").strip()
+    if value not in ("", "scope"):
+        raise InvalidParams(f"unknown group '{value[:80]}' (expected scope, or nothing for newest first)")
+    return value == "scope"
 
 
 def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "limit") -> int:
@@ -172,8 +180,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     read_page, cursor = _records_reader(params, asked, sort)
     fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
     page = section(read_page, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)
-    # docs/panel-tabs.md §3: grouped by scope only when nothing is filtered and the sort is recency.
-    grouped = sort == "recency" and not set(state) - {"limit", "sort"}
+    # docs/daily-use.md §9: newest first; grouped by scope (docs/panel-tabs.md §3) when asked for.
+    grouped = sort == "recency" and parse_group(params.get("group"))
     if grouped and page.data is not None:
         page.data.records[:] = _grouped_by_scope(page.data.records, limit)
     before = shown if cursor is not None else 0
@@ -191,6 +199,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "last_shown": on_screen,
         "more_url": _more_url(state, page, on_screen),
         "continued": cursor is not None,
+        # "Load more" appends rows; the count above the table follows them (docs/daily-use.md §2).
+        "loaded_more": cursor is not None and wants_fragment(request),
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "identity": asked.identity,
         # A callable, so the template reads the suggestions only when it renders the field: a
