@@ -4,8 +4,9 @@
 (function () {
   "use strict";
 
-  // The rows j/k move through: Records rows and the quarantine queue's cards.
-  var ITEMS = "tr.record-row, li.queue-item";
+  // The rows j/k move through: Records rows, the quarantine queue's cards, the timeline's events
+  // (not those held back behind "jump to live").
+  var ITEMS = "tr.record-row, li.queue-item, li.timeline-event:not(.timeline-event--held)";
 
   function typing(target) {
     return target instanceof HTMLElement &&
@@ -26,7 +27,8 @@
     return -1;
   }
 
-  // Moving focuses the row's first link, so Enter opens it and the focus ring shows where it is.
+  // Moving focuses the row's first link, so Enter opens it and the focus ring shows where it is; a
+  // timeline event that names no record focuses its raw-event summary (Enter opens it).
   function move(step) {
     var list = items();
     if (!list.length) {
@@ -36,17 +38,20 @@
     var next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
     list.forEach(function (item) { item.classList.remove("is-current"); });
     list[next].classList.add("is-current");
-    var link = list[next].querySelector("a[href]");
+    var link = list[next].querySelector("a[href], summary");
     if (link) {
       link.focus();
       link.scrollIntoView({ block: "nearest" });
     }
   }
 
-  // "/" goes to the page's search box, else the first control of its filter form.
+  // "/" goes to the page's search box, else the first control of its filter form, else the
+  // order it is listed in (the quarantine queue has no form), else the header's realm choice.
   function focusSearch() {
     var target = document.querySelector("main input[type=search]") ||
-      document.querySelector("main form.filters input, main form.filters select, main form input, main form select");
+      document.querySelector("main form.filters input, main form.filters select, main form input, main form select") ||
+      document.querySelector("main .order-switch a[aria-current], main .order-switch a") ||
+      document.querySelector("form[data-realm-switch] select");
     if (target) {
       target.focus();
       return true;
