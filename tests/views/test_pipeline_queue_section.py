@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 from tests.support.postures import REVIEWER
-
 
 
 def test_pipeline_embeds_the_queue_as_a_section_without_a_second_banner(client_for, realm, posture):
