@@ -567,8 +567,8 @@ def write_generation(
         for older in directory.glob("gen-*.sqlite3"):
             if older != target:
                 older.unlink(missing_ok=True)  # open connections keep reading it until they move on
-        logger.info("indexed realm %r into %s: %d records in %.1f s", realm, directory.parent.name, count,
-                    time.monotonic() - started)
+        logger.info("Indexed realm %r for fast paging and search (%s): %d records in %.1f s.", realm,
+                    directory.parent.name, count, time.monotonic() - started)
         return target
 
 

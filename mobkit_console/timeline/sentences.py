@@ -26,6 +26,12 @@ class Sentence:
     after: str = ""
 
 
+def type_words(event_type: str) -> str:
+    """``memory.quarantine.release_blocked`` → "quarantine: release blocked", for the type filter."""
+    family, _, what = event_type.removeprefix("memory.").partition(".")
+    return f"{family}: {what.replace('_', ' ')}" if what else family
+
+
 def event_sentence(event_type: str, identity: str, data: dict[str, Any]) -> Sentence:
     say = _SENTENCES.get(event_type)
     parts = say(_Facts(identity, data)) if say else (f"{event_type} happened",)

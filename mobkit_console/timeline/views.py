@@ -22,6 +22,7 @@ from .fanout import process_fanout
 from .models import EVENT_ID_PREFIX
 from .presentation import event_rows
 from .selectors import START_OF_LOG, EventPage, events_page, events_page_count, latest_event_id, parse_event_id
+from .sentences import type_words
 from .services import envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
@@ -52,7 +53,7 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
         "older_url": f"?{urlencode({**query, 'before': page.older})}" if page.older else None,
         "before": before,
         "newest_url": f"?{urlencode(query)}" if query else "?",
-        "event_types": EVENT_TYPES,
+        "event_types": [(event_type, type_words(event_type)) for event_type in EVENT_TYPES],
         # An older page is history: only the newest page follows the live stream.
         "socket_url": None if before is not None else
         f"/ws/console/timeline/?{urlencode({**query, 'after': latest or START_OF_LOG})}",

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from mobkit_console.timeline.events import EVENT_TYPES
-from mobkit_console.timeline.sentences import event_sentence
+from mobkit_console.timeline.sentences import event_sentence, type_words
 from tests.support.sockets import INGEST_TOKEN, envelope, ingest, open_socket, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,6 +105,11 @@ def test_event_reads_as_a_sentence(event_type, identity, data, expected):
 def test_every_event_type_has_its_own_sentence():
     assert {row[0] for row in SENTENCES} == set(EVENT_TYPES)
     assert len(EVENT_TYPES) == 20
+
+
+def test_the_type_filter_names_types_in_words():
+    assert type_words("memory.quarantine.release_blocked") == "quarantine: release blocked"
+    assert type_words("memory.record.remembered") == "record: remembered"
 
 
 def test_a_record_event_without_a_realm_names_the_record_in_words():
