@@ -43,7 +43,6 @@ def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[st
         "event_id": envelope["event_id"],
         "dom_id": envelope["event_id"],
         "event_type": envelope["event_type"],
-        "short_type": envelope["event_type"].removeprefix("memory."),
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
         "warning": is_warning(envelope["event_type"], data),
