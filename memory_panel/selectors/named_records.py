@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
+from django.db import DatabaseError
+
 from memory_panel.errors import UnknownRealm
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import records_by_id
@@ -52,6 +54,8 @@ def record_titles(*, access: Access, refs: Iterable[RecordRef]) -> dict[RecordRe
 
     A page that names a record shows its title beside the id; a record the caller may not read,
     or one its realm no longer holds, is missing from the answer, so the page shows the id alone.
+    A title is a courtesy: a realm that cannot be read just now (gone, damaged, busy) leaves its
+    records as ids rather than failing the page or a live timeline frame.
     """
     by_realm: dict[str, set[str]] = {}
     for realm, memory_id in refs:
@@ -59,14 +63,19 @@ def record_titles(*, access: Access, refs: Iterable[RecordRef]) -> dict[RecordRe
     titles: dict[RecordRef, str] = {}
     for realm, ids in by_realm.items():
         try:
-            alias = realm_alias(realm)
-        except UnknownRealm:
-            continue  # an event may name a realm whose file has gone
-        wanted = sorted(ids)
-        for start in range(0, len(wanted), LOOKUP_CHUNK):
-            for record in records_by_id(alias, realm, wanted[start : start + LOOKUP_CHUNK]):
-                if record.title and record_visible(access, record):
-                    titles[(realm, record.id)] = record.title
+            titles.update(_realm_titles(access, realm, sorted(ids)))
+        except (UnknownRealm, DatabaseError):
+            continue
+    return titles
+
+
+def _realm_titles(access: Access, realm: str, ids: list[str]) -> dict[RecordRef, str]:
+    alias = realm_alias(realm)
+    titles: dict[RecordRef, str] = {}
+    for start in range(0, len(ids), LOOKUP_CHUNK):
+        for record in records_by_id(alias, realm, ids[start : start + LOOKUP_CHUNK]):
+            if record.title and record_visible(access, record):
+                titles[(realm, record.id)] = record.title
     return titles
 
 

@@ -92,3 +92,15 @@ async def test_live_timeline_fragment_names_the_record_as_the_first_render_does(
     html = await socket.receive_from(timeout=2)
     assert _named(html, OPS_CHECKLIST, realm.ids["dream_created"])
     await socket.disconnect()
+
+
+def test_a_realm_that_cannot_be_read_leaves_its_records_as_ids(client_for, agent_memory_dir, posture):
+    (agent_memory_dir / "broken.sqlite3").write_bytes(b"not a database" * 100)
+    events_store(events=[IncomingEvent(None, "_system", "memory.quarantine.verdict", 1_700_000_000_000,
+                                       {"realm": "broken", "record_id": "mem-7", "verdict": "release"}, None)])
+
+    response = client_for().get("/console/timeline/")
+
+    assert response.status_code == 200
+    assert '<a class="record-ref mono small" href="/console/memory/records/mem-7/?realm=broken">mem-7</a>' in (
+        response.content.decode())
