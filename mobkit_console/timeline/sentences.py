@@ -17,6 +17,7 @@ from memory_panel.wording import author_words, scope_words, value_words
 from .events import SYSTEM_IDENTITY, record_link
 
 RECORD = object()  # where the record the event names goes in its sentence
+Parts = tuple[object, ...]  # text, with RECORD at most once
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,15 @@ def _text(value: Any) -> str:
     return text if len(text) <= 200 else f"{text[:197]}…"
 
 
-def _record_written(verb: str, passive: str) -> Callable[[_Facts], tuple]:
-    def say(f: _Facts) -> tuple:
+def _record_written(verb: str, passive: str) -> Callable[[_Facts], Parts]:
+    def say(f: _Facts) -> Parts:
         if f.identity != SYSTEM_IDENTITY:
             return (f"{f.identity} {verb} ", RECORD)
         return (RECORD, f" in {f.scope} was {passive}")
     return say
 
 
-def _promoted(f: _Facts) -> tuple:
+def _promoted(f: _Facts) -> Parts:
     if f.data.get("gated") is True:
         return (RECORD, f" was promoted to {f.scope} once an operator approved the gate")
     # A steward's direct accept names the proposal as record_id (docs/store-format.md §6).
@@ -100,7 +101,7 @@ def _promoted(f: _Facts) -> tuple:
             f" into {f.scope}",)
 
 
-def _verdict(f: _Facts) -> tuple:
+def _verdict(f: _Facts) -> Parts:
     verdict = f.data.get("verdict")
     if verdict == "release":
         return ("review released ", RECORD, " from quarantine")
@@ -109,7 +110,7 @@ def _verdict(f: _Facts) -> tuple:
     return ("review decided ", RECORD, f": {f['verdict']}")
 
 
-def _taint(f: _Facts) -> tuple:
+def _taint(f: _Facts) -> Parts:
     who = f.who("a session")
     session = f"{who}'s session {f['session_key']}" if who != "a session" else f"session {f['session_key']}"
     kind = f.data.get("kind")
@@ -122,12 +123,12 @@ def _taint(f: _Facts) -> tuple:
     return (f"{session} changed taint: {f['kind']}",)
 
 
-def _pending(f: _Facts) -> tuple:
+def _pending(f: _Facts) -> Parts:
     return (RECORD, f" waits at the gate for promotion to {f.scope}")
 
 
-def _hygiene(what: str) -> Callable[[_Facts], tuple]:
-    def say(f: _Facts) -> tuple:
+def _hygiene(what: str) -> Callable[[_Facts], Parts]:
+    def say(f: _Facts) -> Parts:
         head = f"hygiene for {f.who('an agent')}"
         if what in ("blocked", "skipped"):
             return (f"{head} was {what}: {f['reason']}",)
@@ -136,7 +137,7 @@ def _hygiene(what: str) -> Callable[[_Facts], tuple]:
     return say
 
 
-_SENTENCES: dict[str, Callable[[_Facts], tuple]] = {
+_SENTENCES: dict[str, Callable[[_Facts], Parts]] = {
     "memory.dream.started": lambda f: (f"dream {f['run_id']} on {f.realm} started",),
     "memory.dream.completed": lambda f: (f"dream {f['run_id']} on {f.realm} committed {f.count('ops_committed', 'op')}",),
     "memory.dream.skipped": lambda f: (f"a dream on {f.realm} was skipped: {f['reason']}",),
