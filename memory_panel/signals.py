@@ -1,7 +1,7 @@
-"""What the memory domain tells an audit log, as Django signals (docs/audit-and-oidc.md §2).
+"""What the memory domain tells the project, as Django signals (docs/audit-and-oidc.md §2).
 
 The domain knows nothing of who listens. A project that keeps an audit log connects receivers;
-without one the signals go nowhere. ``quarantined_bodies_read`` is the one that may refuse: a
+a timeline takes a seeded demo's history (docs/demo.md §5); without them the signals go nowhere. ``quarantined_bodies_read`` is the one that may refuse: a
 receiver that raises stops the read (``AuditRefused``), so a quarantined body is never shown
 unrecorded (fail closed). Record text is never sent: ids, realms, filters and counts only.
 """
@@ -29,6 +29,8 @@ access_denied = Signal()
 records_exported = Signal()
 # kwargs: access, realm, query (the search text the caller typed), surface ("page" | "rpc").
 records_searched = Signal()
+# kwargs: realms (the names seed_demo just wrote). A receiver answers with a line for the operator.
+demo_realms_seeded = Signal()
 
 
 def require_body_read_recorded(*, access: Access, records: Iterable[MemoryRecord]) -> None:

@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
+from django.db import DatabaseError
+
+from memory_panel.errors import UnknownRealm
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.rows import records_by_id
 from memory_panel.visibility import record_visible
@@ -41,6 +44,39 @@ def unreadable_record_ids(*, access: Access, realm: str, ids: Iterable[str]) -> 
         records = records_by_id(alias, realm, wanted[start : start + LOOKUP_CHUNK])
         hidden.update(record.id for record in records if not record_visible(access, record))
     return hidden
+
+
+RecordRef = tuple[str, str]  # (realm, memory id)
+
+
+def record_titles(*, access: Access, refs: Iterable[RecordRef]) -> dict[RecordRef, str]:
+    """The title of each record named in ``refs`` that this caller may read (docs/access.md §2.8).
+
+    A page that names a record shows its title beside the id; a record the caller may not read,
+    or one its realm no longer holds, is missing from the answer, so the page shows the id alone.
+    A title is a courtesy: a realm that cannot be read just now (gone, damaged, busy) leaves its
+    records as ids rather than failing the page or a live timeline frame.
+    """
+    by_realm: dict[str, set[str]] = {}
+    for realm, memory_id in refs:
+        by_realm.setdefault(realm, set()).add(memory_id)
+    titles: dict[RecordRef, str] = {}
+    for realm, ids in by_realm.items():
+        try:
+            titles.update(_realm_titles(access, realm, sorted(ids)))
+        except (UnknownRealm, DatabaseError):
+            continue
+    return titles
+
+
+def _realm_titles(access: Access, realm: str, ids: list[str]) -> dict[RecordRef, str]:
+    alias = realm_alias(realm)
+    titles: dict[RecordRef, str] = {}
+    for start in range(0, len(ids), LOOKUP_CHUNK):
+        for record in records_by_id(alias, realm, ids[start : start + LOOKUP_CHUNK]):
+            if record.title and record_visible(access, record):
+                titles[(realm, record.id)] = record.title
+    return titles
 
 
 def first_visible(rows: Iterator[T], *, keep: Callable[[list[T]], list[T]], limit: int) -> list[T]:

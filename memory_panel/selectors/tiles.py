@@ -53,7 +53,8 @@ FACT_TEXT = {
     "lattice.dangling": "supersede a prior the realm does not hold",
     "recall.leak": "injected while quarantined or after their tombstone",
     "recall.dead": "dead weight (injected ≥ 3, never judged useful)",
-    "taint.unreviewed": "active after quarantine without a review",
+    "taint.unreviewed": "active with a quarantine in their history (their own, or a record they derive from),"
+                        " their write never reviewed",
     "echo.active": "active echoes of text injected into their authoring session",
     "echo.held": "echoes held back (not active)",
 }

@@ -19,6 +19,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from memory_panel.wording import author_words, scope_words, value_words
 
 register = template.Library()
 
@@ -92,6 +93,13 @@ def age(ms: Any) -> SafeString:
 
 
 @register.simple_tag
+def exact_time(ms: Any) -> str:
+    """The absolute time beside a relative one: "2026-11-29 14:02 UTC" (empty for no time)."""
+    moment = _moment(ms)
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
+
+
+@register.simple_tag
 def waited(ms: Any) -> SafeString:
     """How long a queued row has waited since ``ms``: "waiting 3 d"."""
     return _time_tag(ms, waited_ms)
@@ -99,25 +107,13 @@ def waited(ms: Any) -> SafeString:
 
 @register.filter
 def scope_label(row: Any) -> str:
-    """``identity:luka``, ``mob ops``, ``realm``: from any row with ``scope_kind`` and ``scope_key``.
-
-    An identity's scope key is already the whole identity (``identity:luka``), so it is the label
-    as it stands; prefixing the kind again read "identity identity:luka".
-    """
-    kind, key = getattr(row, "scope_kind", ""), getattr(row, "scope_key", "")
-    if kind == "realm" or not key:
-        return kind
-    return key if key.startswith(f"{kind}:") else f"{kind} {key}"
+    """``identity:luka``, ``mob ops``, ``realm``: from any row with ``scope_kind`` and ``scope_key``."""
+    return scope_words(getattr(row, "scope_kind", ""), getattr(row, "scope_key", ""))
 
 
-@register.filter
-def author_label(author: Any) -> str:
-    """An author tag and its fields: ``agent (identity: identity:luka)``, ``operator``."""
-    if not isinstance(author, dict):
-        return "unknown"
-    fields = ", ".join(f"{key}: {value}" for key, value in author.items() if key != "author")
-    name = str(author.get("author", "unknown"))
-    return f"{name} ({fields})" if fields else name
+# docs/daily-use.md §8: every page says an author, a flag or an enum the same way.
+register.filter("author_words", author_words)
+register.filter("words", value_words)
 
 
 @register.filter
@@ -153,6 +149,23 @@ def _record_path(memory_id: str) -> str:
 def _record_path_around(script_prefix: str) -> tuple[str, str, str]:
     # The script prefix is part of every reversed URL; the cache is keyed on it.
     return reverse("memory-record", args=["~"]).rpartition("~")
+
+
+@register.simple_tag
+def record_ref(memory_id: str, realm: str | None, titles: dict[tuple[str, str], str] | None) -> SafeString:
+    """A link naming one record by its title, the id under it (docs/daily-use.md §7).
+
+    ``titles`` holds only records the caller may read (``named_records.record_titles``): any other
+    record stays its id.
+    """
+    url = record_url(memory_id, realm)
+    title = (titles or {}).get((realm or "", memory_id))
+    if title is None:
+        return format_html('<a class="record-ref mono small" href="{}">{}</a>', url, memory_id)
+    return format_html(
+        '<a class="record-ref" href="{}">{}</a> <span class="record-ref__id mono small muted">{}</span>',
+        url, title, memory_id,
+    )
 
 
 @register.simple_tag

@@ -27,12 +27,13 @@ from memory_panel.selectors import record_utility, records as record_selectors, 
 from memory_panel.selectors import tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
+from memory_panel.selectors.named_records import record_titles
 from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.realm_choice import chosen_realm
-from memory_panel.views.render import Section, count_section, panel_view, render_page, section
+from memory_panel.views.render import Section, count_section, panel_view, render_page, section, wants_fragment
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
 from memory_panel.wire.params import (
     LISTS_DEFAULT_LIMIT,
@@ -53,7 +54,7 @@ from access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 # The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
-RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort")
+RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort", "group")
 # A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
 SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
@@ -65,6 +66,14 @@ def parse_sort(raw: str | None) -> str:
     if value not in SORTS:
         raise InvalidParams(f"unknown sort '{value}' (expected recency or utility)")
     return value
+
+
+def parse_group(raw: str | None) -> bool:
+    """``group=scope``: the recency list grouped by scope, as MobKit's panel shows it (docs/daily-use.md §9)."""
+    value = (raw or "").strip()
+    if value not in ("", "scope"):
+        raise InvalidParams(f"unknown group '{value[:80]}' (expected scope, or nothing for newest first)")
+    return value == "scope"
 
 
 def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "limit") -> int:
@@ -83,13 +92,17 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     # docs/ui.md §4: a realm with many scopes shows those that matter first; the rest by filter or page.
     contains = request.GET.get("scopes", "")[:SCOPE_FILTER_MAX]
     offset = min(query_uint(request.GET.get("scopes_from", "")) or 0, SHOWN_MAX)
+    tiles = tile_selectors.verdict_tiles(access=access, realm=realm)
     context = {
         "realm": realm,
         "overview": overview,
         "scopes_filter": contains,
         "tables": _holdings_tables(overview.data, contains=contains, offset=offset) if overview.data else [],
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
-        "tiles": tile_selectors.verdict_tiles(access=access, realm=realm),
+        "tiles": tiles,
+        "titles": record_titles(
+            access=access, refs=[(item.realm, item.memory_id) for tile in tiles for item in tile.evidence]
+        ),
         **_holdings_footer(access, realm),
     }
     return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
@@ -179,8 +192,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     read_page, cursor = _records_reader(params, asked, sort)
     fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
     page = section(read_page, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)
-    # docs/panel-tabs.md §3: grouped by scope only when nothing is filtered and the sort is recency.
-    grouped = sort == "recency" and not set(state) - {"limit", "sort"}
+    # docs/daily-use.md §9: newest first; grouped by scope (docs/panel-tabs.md §3) when asked for.
+    grouped = sort == "recency" and parse_group(params.get("group"))
     if grouped and page.data is not None:
         page.data.records[:] = _grouped_by_scope(page.data.records, limit)
     before = shown if cursor is not None else 0
@@ -198,6 +211,8 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "last_shown": on_screen,
         "more_url": _more_url(state, page, on_screen),
         "continued": cursor is not None,
+        # "Load more" appends rows; the count above the table follows them (docs/daily-use.md §2).
+        "loaded_more": cursor is not None and wants_fragment(request),
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
         "identity": asked.identity,
         # A callable, so the template reads the suggestions only when it renders the field: a
@@ -292,11 +307,15 @@ def quarantine_context(*, access: Access, realm: str | None, limit: int, order: 
         quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=limit, order=order, with_previews=True
     )
     rows = [(r, queue.data.previews.get((r.realm, r.id), "")) for r in queue.data.records] if queue.data else []
+    named = [(r.realm, r.supersedes) for r, _ in rows if r.supersedes]
+    if queue.data:
+        named += [(p.realm, p.record_id) for p in queue.data.pending_promotions]
     return {
         "limit": limit,
         "order": order,
         "queue": queue,
         "rows": rows,
+        "titles": record_titles(access=access, refs=named),
         "count": count_section(counts.quarantine_count, access=access, realm=realm),
     }
 
@@ -322,6 +341,7 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
     running = section(dream_selectors.running_dreams, access=access, realm=realm)
     running_runs = running.data[0] if running.data else []
     now_running = {(run.realm, run.run_id) for run in running_runs}
+    runs = (history.data or ([], []))[0]
     context = {
         "realm": realm,
         "limit": limit,
@@ -329,8 +349,11 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
         "running": running_runs,
         "cards": [
             _dream_card(run, by_run.get((run.realm, run.run_id)), running=(run.realm, run.run_id) in now_running)
-            for run in (history.data or ([], []))[0]
+            for run in runs
         ],
+        "titles": record_titles(
+            access=access, refs=[(run.realm, memory_id) for run in runs for memory_id in run.memory_ids]
+        ),
     }
     return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors import dreams, pending, pipeline
+from memory_panel.selectors.named_records import record_titles
 from memory_panel.selectors.quarantine import parse_queue_order
 from memory_panel.views.memory import quarantine_context
 from memory_panel.views.render import panel_view, render_page, section
@@ -17,14 +18,17 @@ from access.caller import Access
 def pipeline_page(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
     limit = RECORDS_DEFAULT_LIMIT
+    verdicts = section(dreams.open_audit_verdicts, access=access, realm=realm, limit=LISTS_DEFAULT_LIMIT)
+    queue = quarantine_context(access=access, realm=realm, limit=limit, order=parse_queue_order(request.GET.get("order")))
     context = {
         "realm": realm,
         "conveyor": section(pipeline.pipeline_conveyor, access=access, realm=realm),
         "proposals": section(pending.pending_proposals, access=access, realm=realm, limit=LISTS_MAX_LIMIT),
-        **quarantine_context(
-            access=access, realm=realm, limit=limit, order=parse_queue_order(request.GET.get("order"))
+        **queue,
+        "verdicts": verdicts,
+        "titles": queue["titles"] | record_titles(
+            access=access, refs=[(v.realm, v.record_id) for v in (verdicts.data or ([], []))[0]]
         ),
-        "verdicts": section(dreams.open_audit_verdicts, access=access, realm=realm, limit=LISTS_DEFAULT_LIMIT),
         "proposals_cap": LISTS_MAX_LIMIT,
     }
     return render_page(request, "memory_panel/pipeline/page.html", "memory_panel/pipeline/_pipeline.html", context)

@@ -164,7 +164,8 @@ class _Writer:
             if timezone.now() - self._pruned_at >= PRUNE_EVERY:
                 self._pruned_at = timezone.now()
                 try:
-                    logger.info("audit log: pruned %d entries past retention", audit_prune())
+                    if pruned := audit_prune():
+                        logger.info("The audit log removed %d entries older than its retention period.", pruned)
                 except Exception:  # noqa: BLE001 - retried at the next PRUNE_EVERY
                     logger.exception("audit log: pruning failed")
 

@@ -148,8 +148,8 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Clients have nothing to say; anything they send is ignored."""
 
-    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
-        return self.envelope_frames([event["envelope"] for event in events])
+    async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+        return await self.envelope_frames([event["envelope"] for event in events])
 
     async def send_frames(self, frames: tuple[str, ...]) -> None:
         for frame in frames:
@@ -163,20 +163,20 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
             async for envelope in self.subscription.replay(after):
                 chunk.append(envelope_json(envelope))
                 if not self.batching or len(chunk) >= REPLAY_FRAME_EVENTS:
-                    await self.send_frames(self.envelope_frames(chunk))
+                    await self.send_frames(await self.envelope_frames(chunk))
                     chunk = []
         except ReplayUnavailable as gone:
             await self.send_replay_unavailable(gone.requested, gone.latest)
             return
         if chunk:
-            await self.send_frames(self.envelope_frames(chunk))
+            await self.send_frames(await self.envelope_frames(chunk))
 
     async def _keep_alive_loop(self) -> None:
         while True:
             await asyncio.sleep(self.keep_alive_interval_s)
             await self.send_keep_alive()
 
-    def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
+    async def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
         """The frames for events (each its envelope as JSON text), oldest first."""
         raise NotImplementedError
 
@@ -190,7 +190,7 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 class EventsConsumer(EventStreamConsumer):
     """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2); ``?batch=1`` for batch frames."""
 
-    def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
+    async def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
         if self.batching:
             return ('{"type":"events","events":[' + ",".join(envelopes) + "]}",)
         return tuple('{"type":"event","event":' + envelope + "}" for envelope in envelopes)
@@ -207,8 +207,10 @@ class TimelineConsumer(EventStreamConsumer):
 
     batching = True
 
-    def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
-        return (render_live_events(envelopes),)
+    async def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
+        # Titles are read from the realm files under this caller's access: a database read, off the loop.
+        access = self.subscription.access()
+        return (await database_sync_to_async(render_live_events)(envelopes, access=access),)
 
     async def send_replay_unavailable(self, requested: str, latest: str | None) -> None:
         await self.send(text_data=render_replay_unavailable(requested, latest))

@@ -47,7 +47,7 @@ class Stream(Protocol):
     subscription: Subscription
     frame_kind: Hashable  # streams of one kind and audience are sent the same frames
 
-    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+    async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
         """The frames that carry ``events`` (live events, oldest first) to this kind of stream."""
 
     async def send_frames(self, frames: tuple[str, ...]) -> None: ...
@@ -89,7 +89,7 @@ class Fanout:
             after = stream.subscription.replayed_upto
             fresh = [event for event in held if event["seq"] > after]
             if fresh:
-                await stream.send_frames(stream.frames(fresh))
+                await stream.send_frames(await stream.frames(fresh))
         member.live = True
 
     async def leave(self, stream: Stream) -> None:
@@ -171,11 +171,11 @@ class Fanout:
                 # Stored before this stream's replay ended and already sent by it: this stream's own.
                 mine = [event for event in mine if event["seq"] > subscription.replayed_upto]
                 if mine:
-                    await self._send(member.stream, member.stream.frames(mine))
+                    await self._send(member.stream, await member.stream.frames(mine))
                 continue
             key = (audience, member.stream.frame_kind)
             if key not in frames:
-                frames[key] = member.stream.frames(mine)
+                frames[key] = await member.stream.frames(mine)
             await self._send(member.stream, frames[key])
 
     async def _send(self, stream: Stream, frames: tuple[str, ...]) -> None:

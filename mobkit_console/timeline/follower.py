@@ -47,7 +47,7 @@ class RealmFollower:
         self.interval_s = interval_s
         self.lease_s = lease_s
         self.broadcast = broadcast
-        self.report = report or (lambda state, message: logger.info("realm follower: %s", message))
+        self.report = report or (lambda state, message: logger.info("%s", message))
         self.leading = False
 
     def run(self, stop: threading.Event, *, once: bool = False, verbose: bool = False) -> None:
@@ -61,7 +61,8 @@ class RealmFollower:
                 if self.leading:
                     stored = watcher.poll_once()
                     if stored and verbose:
-                        self.report("stored", f"stored {len(stored)} events")
+                        self.report("stored", f"Put {len(stored)} new event{'s' if len(stored) != 1 else ''}"
+                                              " from the realm files on the timeline.")
                 if once:
                     break
                 stop.wait(self.interval_s if self.leading else self.lease_s / 3)
@@ -74,15 +75,17 @@ class RealmFollower:
     def _renew(self, watcher: RealmWatcher) -> RealmWatcher:
         was_leading, self.leading = self.leading, lease_acquire(holder=self.holder, ttl_ms=int(self.lease_s * 1000))
         if self.leading and not was_leading:
-            self.report("leading", f"watching realms as {self.holder}")
+            self.report("leading", "The timeline now follows the realm files: what agents write shows up live"
+                                   f" (this process, {self.holder}, holds the watcher lease).")
         elif was_leading and not self.leading:
-            self.report("lost", "lost the watcher lease; standing by")
+            self.report("lost", "Another process took over following the realm files; this one stands by.")
             # The new holder owns the watermarks now; start afresh from them if the lease returns.
             watcher.close()
             return RealmWatcher(broadcast=self.broadcast)
         elif not self.leading:
             current = lease_holder()
-            self.report("standby", f"another watcher holds the lease ({current[0] if current else '?'}); standing by")
+            self.report("standby", f"Another process ({current[0] if current else 'unknown'}) follows the realm"
+                                   " files for the timeline; this one stands by.")
         return watcher
 
 

@@ -5,53 +5,87 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.template.loader import render_to_string
 
-from memory_panel.templatetags.panel_format import record_url
+from memory_panel.selectors.named_records import RecordRef, record_titles
 
 from .events import is_warning, record_link
+from .sentences import event_sentence
 
-_SUMMARY_SKIP = frozenset({"detail"})  # a dream's run sheet is too long for one line
+if TYPE_CHECKING:
+    from access.caller import Access
+
+RAW_VALUE_MAX = 160  # characters of one raw field shown under an event's sentence
 
 
-def event_row(envelope: dict[str, Any]) -> dict[str, Any]:
+def event_rows(envelopes: Sequence[dict[str, Any]], *, access: Access) -> list[dict[str, Any]]:
+    """The rows for ``envelopes``, naming each record by its title when the caller may read it."""
+    titles = _titles([_named_record(envelope) for envelope in envelopes], access=access)
+    return [event_row(envelope, titles) for envelope in envelopes]
+
+
+def _named_record(envelope: dict[str, Any]) -> RecordRef | None:
+    link = record_link(envelope.get("data") or {})
+    return (link[1], link[0]) if link else None
+
+
+def _titles(refs: Sequence[RecordRef | None], *, access: Access) -> dict[RecordRef, str]:
+    wanted = [ref for ref in refs if ref is not None]
+    return record_titles(access=access, refs=wanted) if wanted else {}
+
+
+def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[str, Any]:
     data = envelope.get("data") or {}
     link = record_link(data)
     return {
         "event_id": envelope["event_id"],
         "dom_id": envelope["event_id"],
         "event_type": envelope["event_type"],
-        "short_type": envelope["event_type"].removeprefix("memory."),
         "identity": envelope["identity"],
         "timestamp_ms": envelope["timestamp_ms"],
         "warning": is_warning(envelope["event_type"], data),
-        "fields": [(key, _text(value)) for key, value in data.items() if key not in _SUMMARY_SKIP],
-        "record_url": record_url(*link) if link else None,
+        "sentence": event_sentence(envelope["event_type"], envelope["identity"], data),
+        "fields": [(key, _raw(value)) for key, value in data.items()],
+        "record_id": link[0] if link else None,
+        "realm": link[1] if link else None,
+        "titles": titles,
     }
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, (dict, list)):
-        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
-    text = str(value)
-    return text if len(text) <= 160 else f"{text[:157]}…"
+def _raw(value: Any) -> str:
+    """A data field as the event carried it: strings as they are, anything else as JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= RAW_VALUE_MAX else f"{text[: RAW_VALUE_MAX - 1]}…"
 
 
-def render_live_events(envelopes: Sequence[str]) -> str:
-    """One frame for the htmx ws extension: each new row (oldest first) prepended out of band."""
-    return "".join(_live_fragment(envelope) for envelope in envelopes)
+def render_live_events(envelopes: Sequence[str], *, access: Access) -> str:
+    """One frame for the htmx ws extension: each new row (oldest first) prepended out of band.
+
+    The row is the first render's own template; a record is named by its title for this caller.
+    """
+    refs = [_live_record(envelope) for envelope in envelopes]
+    titles = _titles(refs, access=access)
+    return "".join(
+        _live_fragment(envelope, titles.get(ref) if ref else None) for envelope, ref in zip(envelopes, refs)
+    )
 
 
-# Every open timeline page gets the same fragment for an event (a row shows the event, never the
-# reader), so each is rendered once per process, not once per socket. Keyed by the envelope's
-# JSON text, which the group message carries as one shared string.
 @lru_cache(maxsize=4096)
-def _live_fragment(envelope: str) -> str:
-    return render_to_string("timeline/_live_event.html", {"row": event_row(json.loads(envelope))})
+def _live_record(envelope: str) -> RecordRef | None:
+    return _named_record(json.loads(envelope))
+
+
+# A row shows the event and, at most, the title of the record it names, so a fragment is rendered
+# once per process for every reader who is shown that title, not once per socket. Keyed by the
+# envelope's JSON text, which the group message carries as one shared string.
+@lru_cache(maxsize=4096)
+def _live_fragment(envelope: str, title: str | None) -> str:
+    parsed = json.loads(envelope)
+    ref = _named_record(parsed)
+    row = event_row(parsed, {ref: title} if ref and title is not None else {})
+    return render_to_string("timeline/_live_event.html", {"row": row})
 
 
 def render_replay_unavailable(requested: str, latest: str | None) -> str:

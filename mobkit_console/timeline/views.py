@@ -20,8 +20,9 @@ from mobkit_console.shell import memory_nav
 from .events import EVENT_TYPES
 from .fanout import process_fanout
 from .models import EVENT_ID_PREFIX
-from .presentation import event_row
+from .presentation import event_rows
 from .selectors import START_OF_LOG, EventPage, events_page, events_page_count, latest_event_id, parse_event_id
+from .sentences import type_words
 from .services import envelope_json
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
@@ -41,7 +42,7 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
     page = events_page(access=access, filters=filters, before=before)
     query = {k: v for k, v in (("event_type", filters.event_type), ("identity", filters.identity)) if v}
     context = {
-        "rows": [event_row(envelope) for envelope in page.events],
+        "rows": event_rows(page.events, access=access),
         # "Load older" over htmx appends rows to a page that already shows the count (timeline.js keeps it).
         "count": None if wants_fragment(request) else events_page_count(
             access=access, filters=filters, before=before, newest_seq=_frontier(latest, page),
@@ -52,7 +53,7 @@ def timeline_page(request: HttpRequest, access: Access) -> HttpResponse:
         "older_url": f"?{urlencode({**query, 'before': page.older})}" if page.older else None,
         "before": before,
         "newest_url": f"?{urlencode(query)}" if query else "?",
-        "event_types": EVENT_TYPES,
+        "event_types": [(event_type, type_words(event_type)) for event_type in EVENT_TYPES],
         # An older page is history: only the newest page follows the live stream.
         "socket_url": None if before is not None else
         f"/ws/console/timeline/?{urlencode({**query, 'after': latest or START_OF_LOG})}",
@@ -106,7 +107,7 @@ class _SseStream:
         self.subscription = subscription
         self.queue: asyncio.Queue[str] = asyncio.Queue()
 
-    def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
+    async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
         return ("".join(_sse_event(f"{EVENT_ID_PREFIX}{event['seq']}", event["event_type"], event["envelope"])
                         for event in events),)
 

@@ -313,6 +313,45 @@ def _scope_data(scope: tuple[str, str] | None) -> dict[str, str]:
     return {"scope_kind": scope[0], "scope_key": scope[1]} if scope else {}
 
 
+# ---- a realm's history -------------------------------------------------------------------------
+
+# docs/demo.md §5: the newest audit rows a freshly seeded realm puts on the timeline. A demo padded
+# with a million notes still seeds in seconds; its story's weeks are what the timeline is for.
+HISTORY_AUDIT_ROWS = 5000
+HISTORY_STORE_CHUNK = 500
+
+
+def realm_history_store(*, realm: str) -> int:
+    """Put what realm ``realm`` already holds on the timeline, and mark it read (docs/demo.md §5).
+
+    The events are the watcher's own, with the times the store recorded, so a fresh demo's timeline
+    shows its weeks of history; the watermark is moved past them in the same transaction, so a
+    follower resumes after them instead of skipping the realm or telling it twice. Returns how
+    many events were stored.
+    """
+    reader = _RealmReader(realm)
+    try:
+        known = RealmWatermark.objects.filter(realm=realm).first()
+        # A realm seeded again (--force) starts a new generation: its events are new ones.
+        mark = _Mark(generation=known.generation + 1 if known else 0)
+        newest = reader.conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
+        mark.last_audit_id = max(newest - HISTORY_AUDIT_ROWS, 0)
+        events: list[IncomingEvent] = []
+        while True:
+            found, mark = reader.read(mark)
+            events += found
+            if not reader.more:
+                break
+    finally:
+        reader.close()
+    events.sort(key=lambda event: event.timestamp_ms)
+    with transaction.atomic():
+        for start in range(0, len(events), HISTORY_STORE_CHUNK):
+            events_store(events=events[start : start + HISTORY_STORE_CHUNK])
+        RealmWatermark.objects.update_or_create(realm=realm, defaults=mark.__dict__)
+    return len(events)
+
+
 # ---- the watcher -------------------------------------------------------------------------------
 
 

@@ -4,8 +4,15 @@
 (function () {
   "use strict";
 
-  // The rows j/k move through: Records rows and the quarantine queue's cards.
-  var ITEMS = "tr.record-row, li.queue-item";
+  // The rows j/k move through, on every list page: table rows (Records, Holdings, Pipeline, Ledger,
+  // Knowledge, a tile's evidence), the quarantine queue's cards, dream cards and the timeline's
+  // events (not those held back behind "jump to live").
+  var ITEMS = [
+    "main .table-wrap tbody tr:not(.load-more):not(.end-of-list):not(.group-row)",
+    "li.queue-item",
+    "ol.dream-cards > li",
+    "li.timeline-event:not(.timeline-event--held)"
+  ].join(", ");
 
   function typing(target) {
     return target instanceof HTMLElement &&
@@ -26,7 +33,9 @@
     return -1;
   }
 
-  // Moving focuses the row's first link, so Enter opens it and the focus ring shows where it is.
+  // Moving focuses the row's first link, so Enter opens it and the focus ring shows where it is; a
+  // row without one focuses its summary (a dream card, a timeline event's raw event: Enter opens
+  // it), else the row itself.
   function move(step) {
     var list = items();
     if (!list.length) {
@@ -36,17 +45,22 @@
     var next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
     list.forEach(function (item) { item.classList.remove("is-current"); });
     list[next].classList.add("is-current");
-    var link = list[next].querySelector("a[href]");
-    if (link) {
-      link.focus();
-      link.scrollIntoView({ block: "nearest" });
+    var target = list[next].querySelector("a[href], summary");
+    if (!target) {
+      target = list[next];
+      target.setAttribute("tabindex", "-1");
     }
+    target.focus();
+    target.scrollIntoView({ block: "nearest" });
   }
 
-  // "/" goes to the page's search box, else the first control of its filter form.
+  // "/" goes to the page's search box, else the first control of its filter form, else the
+  // order it is listed in (the quarantine queue has no form), else the header's realm choice.
   function focusSearch() {
     var target = document.querySelector("main input[type=search]") ||
-      document.querySelector("main form.filters input, main form.filters select, main form input, main form select");
+      document.querySelector("main form.filters input, main form.filters select, main form input, main form select") ||
+      document.querySelector("main .order-switch a[aria-current], main .order-switch a") ||
+      document.querySelector("form[data-realm-switch] select");
     if (target) {
       target.focus();
       return true;

@@ -51,7 +51,10 @@ def test_tile_to_evidence_to_record(agent_memory_dir, user_with_password, browse
     page.wait_for_url(f"**/console/memory/records/{offender}/?realm=default")
     fits(browser, "tile-record")
     browser.goto("/console/memory/")
-    page.locator('[data-tile="lattice"]').get_by_role("link", name=offender).click()
+    # docs/daily-use.md §7: the tile names its evidence by title, the id beside it.
+    evidence = page.locator('[data-tile="lattice"] .tile__evidence')
+    assert offender in evidence.inner_text()
+    evidence.get_by_role("link", name="Prefers window seats").click()
     page.wait_for_url(f"**/console/memory/records/{offender}/?realm=default")
     browser.assert_clean()
 

@@ -18,6 +18,9 @@ from memory_panel.simulator.demo.marker import is_demo_realm
 from memory_panel.simulator.store_writer import identity_scope
 from tests.support.servers import PYTHON, REPO, deployment_env
 
+# seed_demo puts the realms' history on the timeline, in the console's database (docs/demo.md §5).
+pytestmark = pytest.mark.django_db
+
 
 def rows(path: Path, sql: str, *params) -> list[tuple]:
     with sqlite3.connect(path) as conn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from django.core.management import call_command
 
 from memory_panel.selectors.ledger import ledger_state
@@ -15,11 +16,16 @@ from memory_panel.simulator.demo.marker import is_demo_realm
 from memory_panel.store.legacy_markdown import read_markdown_file
 from memory_panel.store.realms import realm_names
 
+# seed_demo puts the realms' history on the timeline, in the console's database (docs/demo.md §5).
+pytestmark = pytest.mark.django_db
+
 
 def test_seed_demo_with_realm_writes_that_realm_and_its_legacy_file_only(agent_memory_dir):
     call_command("seed_demo", "--realm", "staging")
     assert realm_names() == ["staging"]
-    assert sorted(p.name for p in agent_memory_dir.iterdir()) == ["staging", "staging.sqlite3"]
+    # The timeline read the new realm (read-only): SQLite's own -wal/-shm companions may stand beside it.
+    written = sorted(p.name for p in agent_memory_dir.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    assert written == ["staging", "staging.sqlite3"]
     assert [p.name for p in (agent_memory_dir / "staging").iterdir()] == ["identity%3Aluka.md"]
 
 

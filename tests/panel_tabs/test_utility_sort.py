@@ -107,11 +107,12 @@ def test_bad_sort_or_cursor_is_a_clear_400(client_for, realm, params, message):
     assert message in response.content.decode()
 
 
-def test_rows_group_by_scope_only_unfiltered_and_by_recency(client_for, realm):
+def test_rows_group_by_scope_only_when_asked_and_by_recency(client_for, realm):
     client = client_for()
 
-    grouped = client.get(URL).content.decode()
+    grouped = client.get(URL, {"group": "scope"}).content.decode()
     assert re.findall(r'data-group="([^"]+)"', grouped) == ["identity:default:identity:luka", "mob:default:ops"]
-    assert 'data-group="' not in client.get(URL, {"sort": "utility"}).content.decode()
-    assert 'data-group="' not in client.get(URL, {"kind": "fact"}).content.decode()
+    assert 'data-group="' not in client.get(URL).content.decode()
+    assert 'data-group="' not in client.get(URL, {"sort": "utility", "group": "scope"}).content.decode()
+    assert client.get(URL, {"group": "realm"}).status_code == 400
 

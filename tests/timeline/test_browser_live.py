@@ -126,7 +126,7 @@ def test_a_store_write_appears_on_the_open_timeline_without_reload(tmp_path: Pat
         item = page.locator("#timeline-events > li").first
         expect(item).to_have_attribute("data-event-type", "memory.record.remembered", timeout=5000)
         expect(item.locator("time")).to_have_text("just now")
-        expect(item.get_by_role("link", name="Open record")).to_have_attribute(
+        expect(item.get_by_role("link", name="Window seat on long flights")).to_have_attribute(
             "href", f"/console/memory/records/{record_id}/?realm={REALM}")
         expect(page.locator("#timeline-empty")).to_have_count(0)
     writer.close()

@@ -84,7 +84,7 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
         post_events(server, [_event("memory.harvest.completed", promoted=n, tombstoned=0) for n in range(3)], token)
         expect(page.locator("#timeline-count")).to_have_text("1–45 of 45 events")
         expect(page.locator("#timeline-events > li")).to_have_count(45)
-        item.get_by_role("link", name="Open record").click()
+        item.get_by_role("link", name="Prefers aisle seats").click()
         page.wait_for_url(f"**/console/memory/records/{record_id}/?realm=default")
         expect(page.get_by_text("Prefers aisle seats").first).to_be_visible()
         browser.close()

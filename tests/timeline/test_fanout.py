@@ -105,7 +105,7 @@ class _Unwritable:
     def __init__(self) -> None:
         self.subscription = Subscription("admin@example.test", EventFilter())
 
-    def frames(self, events: list[dict]) -> tuple[str, ...]:
+    async def frames(self, events: list[dict]) -> tuple[str, ...]:
         return ("frame",)
 
     async def send_frames(self, frames: tuple[str, ...]) -> None:

@@ -237,12 +237,12 @@ def test_watch_realms_command_stands_by_while_another_holds_the_lease(db, agent_
 
     call_command("watch_realms", "--once", stdout=StringIO(), stderr=err)
 
-    assert "another watcher holds the lease (other-host:1); standing by" in err.getvalue()
+    assert "Another process (other-host:1) follows the realm files for the timeline; this one stands by." in err.getvalue()
     assert not RealmWatermark.objects.exists()  # it read nothing
 
     lease_release(holder="other-host:1")
     out = StringIO()
     call_command("watch_realms", "--once", stdout=out, stderr=StringIO())
-    assert "watching realms as" in out.getvalue()
+    assert out.getvalue().startswith("The timeline now follows the realm files: what agents write shows up live")
     assert RealmWatermark.objects.get(realm=REALM).last_audit_id == 0
     writer.close()

@@ -18,7 +18,7 @@ def test_card_shows_span_ops_touched_records_rationale_and_verdict_sheet(client_
     assert "create ×1" in card
     assert f'href="/console/memory/records/{realm.ids["dream_created"]}/?realm=default"' in card
     assert "consolidated the ops gotchas" in card
-    assert "Partition <code>realm</code>" in card and "proposals_accepted 2" in card
+    assert "Partition <code>realm</code>" in card and "proposals accepted 2" in card
     assert "Phases: consolidate 1 op" in card
 
 
@@ -28,7 +28,7 @@ def test_demo_runs_match_their_sheets_by_run_id(client_for, demo_realms):
     assert page.count('<details class="dream-card"') == 3
     assert "No verdict sheet" not in page
     first = page.split(demo_realms.ids["dream_1"], 1)[1].split("</details>", 1)[0]
-    assert "proposals_gated 1" in first and "quarantine_gated 1" in first
+    assert "proposals gated 1" in first and "quarantine gated 1" in first
 
 
 def test_fifty_runs_render_as_collapsed_cards(client_for, agent_memory_dir):

@@ -26,7 +26,7 @@ def test_biography_shows_header_and_whitespace_preserving_body(client, realm):
 
     assert "<h1 id=\"record-title\">Prefers window seats</h1>" in page
     assert '<pre class="record-body">Window seats on short flights.\n  indented line\n\nlast line</pre>' in page
-    assert "Seat preference" in page and ">superseded<" in page and "trust: agent_observed" in page
+    assert "Seat preference" in page and ">superseded<" in page and "trust: agent observed" in page
     assert f'Superseded by <a href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default"' in page
 
 
@@ -60,7 +60,7 @@ def test_born_shows_author_evidence_verification_and_derivation(client, realm):
     v1 = detail(client, realm.ids["seat_v1"]).content.decode()
     v3 = detail(client, realm.ids["seat_v3"]).content.decode()
 
-    assert "agent (identity: identity:luka)" in v1
+    assert "agent identity:luka" in v1
     assert "<code>session-1</code>" in v1 and "<code>r1</code>" in v1
     assert "checked the booking history" in v1
     assert re.search(r'Derived from</h3>\s*<ul><li><a class="mono" href="/console/memory/records/mem-', v3)

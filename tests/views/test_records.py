@@ -25,9 +25,8 @@ def test_lists_every_record_newest_first_with_human_age_and_size(client, realm):
 
     ids = row_ids(page)
     assert len(ids) == ALL_RECORDS
-    # Unfiltered and by recency, rows are grouped by scope (docs/panel-tabs.md §3), newest first in each.
-    mob_group = page.split('data-group="mob:default:ops"', 1)[1]
-    assert row_ids(mob_group)[0] == realm.ids["dream_created"]  # the steward's create is the newest write
+    # By recency, newest first across scopes (docs/daily-use.md §9): the steward's create is the newest write.
+    assert ids[0] == realm.ids["dream_created"] and 'data-group="' not in page
     assert '<time datetime="' in page and 'title="2026-01-01 ' in page
     assert " B</td>" in page
 
@@ -184,3 +183,15 @@ def test_scoped_reader_sees_only_its_identity(client_for, realm, posture):
 
     # identity:luka's rows minus the quarantined claimant (no review grant)
     assert len(row_ids(page)) == LUKA_FACTS + 3
+
+
+def test_load_more_moves_the_count_above_the_table_to_the_rows_on_screen(client, realm):
+    first = client.get(URL, {"limit": "10"}).content.decode()
+    assert f'<p id="records-count" class="records-count" role="status">1–10 of {ALL_RECORDS}</p>' in first
+
+    more = client.get(URL + more_href(first), **HX).content.decode()
+
+    # docs/daily-use.md §9: the count above the table is swapped out of band, inside a <template>
+    # (the only element that may stand among table rows).
+    assert (f'<template><p id="records-count" class="records-count" role="status" hx-swap-oob="true">'
+            f'1–20 of {ALL_RECORDS}</p>') in more.replace("\n", "")

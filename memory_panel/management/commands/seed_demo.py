@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memory_panel import conf
+from memory_panel.signals import demo_realms_seeded
 from memory_panel.simulator.demo import DEFAULT_REALM, SECOND_REALM, seed_demo
 
 
@@ -49,4 +50,11 @@ class Command(BaseCommand):
             self.stdout.write(f"legacy markdown awaiting import -> {path}")
         if summary.ledger is not None:
             self.stdout.write(f"ledger state -> {summary.ledger}")
+        # docs/demo.md §5: the project's timeline takes the realms' history, with the times it happened.
+        for _, answer in demo_realms_seeded.send_robust(sender=None, realms=list(summary.realms)):
+            if isinstance(answer, Exception):
+                self.stderr.write(f"The timeline did not take the demo's history ({answer}); "
+                                  "run 'python manage.py migrate' first, then seed again with --force.")
+            else:
+                self.stdout.write(f"timeline: {answer}")
         self.stdout.write(self.style.SUCCESS(f"seeded in {time.monotonic() - started:.1f}s"))

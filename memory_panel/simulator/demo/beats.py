@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from memory_panel.simulator.demo.cast import IDENTITIES, MOB, OPERATOR_REVIEWER, TAINT_WEB, session_key
 from memory_panel.simulator.demo.phrases import Phrasebook
+from memory_panel.simulator.demo.usage import judge_useful
 from memory_panel.simulator.store_writer import (
     GATED_PROMOTION_EXPIRY_MS,
     ReviewRefused,
@@ -93,16 +94,21 @@ def recall_injects(w: StoreWriter, scene: Scene, words: Phrasebook) -> str | Non
     for (memory_id,) in rows:
         w.record_injection(memory_id, identity, surface="build")
     w.record_injection(rows[0][0], identity, surface="turn", session_key=_session(identity, words))
-    w.mark_usage(rows[0][0], "judged_useful")
+    judge_useful(w, rows[0][0])
     return f"{len(rows) + 1} injections for {identity}"
 
 
 def agent_updates(w: StoreWriter, scene: Scene, words: Phrasebook) -> str | None:
-    """An agent revises one of its own recent notes: a supersede in its identity scope."""
+    """An agent revises one of its own recent notes: a supersede in its identity scope.
+
+    Never a note with a quarantine in its history: its successor would inherit the flag with no
+    review of its own, and TAINT WALL would turn red without a story (docs/demo.md §5).
+    """
     identity = words.choice(scene.identities)
     rows = w.conn.execute(
         "SELECT memory_id, title, body FROM records WHERE scope_kind='identity' AND scope_key=?"
-        " AND status_kind='active' ORDER BY updated_at_ms DESC LIMIT 5", (identity,)).fetchall()
+        " AND status_kind='active' AND ever_quarantined=0 ORDER BY updated_at_ms DESC LIMIT 5",
+        (identity,)).fetchall()
     if not rows:
         return None
     memory_id, title, body = words.choice(rows)
@@ -154,7 +160,7 @@ def _expire_gates(w: StoreWriter) -> int:
 def _usage_audit(w: StoreWriter, ranked: list[str]) -> list[tuple[str, str, str]]:
     """load_bearing → judged_useful on the top record; one never-injected record is dead weight."""
     if ranked:
-        w.mark_usage(ranked[0], "judged_useful")
+        judge_useful(w, ranked[0])
     dead = w.conn.execute("SELECT memory_id, usage_stats FROM records WHERE status_kind='active'"
                           " ORDER BY updated_at_ms ASC LIMIT 20").fetchall()
     unused = [m for m, stats in dead if not json.loads(stats or "{}").get("injected_count")]

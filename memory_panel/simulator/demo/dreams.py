@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_panel.simulator.demo.cast import MOB
+from memory_panel.simulator.demo.usage import judge_useful
 from memory_panel.simulator.store_writer import (
     ManualClock,
     StoreWriter,
@@ -73,7 +74,7 @@ def dream_two(w: StoreWriter, clock: ManualClock, ids: dict[str, str]) -> None:
     ]).applied_ops
     clock.advance(60_000)
     for record in (ids["seat_v3"], ids["router_fallback"]):
-        w.mark_usage(record, "judged_useful")
+        judge_useful(w, record)
     w.record_dream_run(run, started_at_ms=started, ops_committed=committed,
                        phases=[("consolidate", "0 ops"), ("usage_audit", "2 load-bearing, 1 dead weight"),
                                ("retier", "1 verified")],

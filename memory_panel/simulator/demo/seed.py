@@ -24,6 +24,9 @@ from memory_panel.simulator.demo.story import write_story
 from memory_panel.simulator.store_writer import ManualClock, StoreWriter, realm_file, wall_clock_ms
 
 
+STORY_SPAN_DAYS = 28
+
+
 @dataclass
 class DemoSummary:
     """What was written, for the command's report and for tests."""
@@ -53,9 +56,10 @@ def seed_demo(*, root: Path, realm: str = DEFAULT_REALM, records: int = 0,
     if existing and not force:
         raise FileExistsError(f"realm file already exists: {', '.join(existing)} (use --force)")
     summary = DemoSummary()
-    # The story spans the last month, so ages in the panel read like a live deployment's.
+    # The story spans the last four weeks, so ages in the panel read like a live deployment's; it
+    # starts inside the timeline's default 30-day retention, so its history stays on the timeline.
     now_ms = wall_clock_ms()
-    clock = ManualClock(start_ms if start_ms is not None else now_ms - 30 * DAY_MS)
+    clock = ManualClock(start_ms if start_ms is not None else now_ms - STORY_SPAN_DAYS * DAY_MS)
     with StoreWriter.create(realm, root=root, clock=clock, overwrite=force) as writer:
         mark_demo_realm(writer)
         summary.ids.update(write_story(writer, clock))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory_panel.simulator.demo.dreams import dream_one, dream_three, dream_two
+from memory_panel.simulator.demo.usage import judge_useful
 from memory_panel.simulator.demo.cast import (
     DAY_MS,
     IDENTITIES,
@@ -232,7 +233,7 @@ def injections_and_usage(s: Story) -> None:
                            session_key=session_key(identity, 10 + day) if surface == "turn" else None)
         s.tick(0.5)
     w.mark_usage(ids["seat_v3"], "explicit_recall")
-    w.mark_usage(ids["seat_v3"], "judged_useful")
+    judge_useful(w, ids["seat_v3"])
     w.mark_usage(ids["vpn"], "explicit_recall")
     s.tick(6)
 
@@ -290,6 +291,7 @@ def pending_harvests(s: Story) -> None:
                           retired_at_ms=clock() - 5 * DAY_MS)
 
 
+CHAPTER_GAP_HOURS = 48
 CHAPTERS: tuple[Callable[[Story], None], ...] = (
     application_seeds, agents_remember, supersede_chains, quarantined_writes, operator_reviews,
     injections_and_usage, proposals, steward_dreams, pending_harvests,
@@ -301,4 +303,6 @@ def write_story(writer: StoreWriter, clock: ManualClock) -> dict[str, str]:
     story = Story(writer, clock)
     for chapter in CHAPTERS:
         chapter(story)
+        # docs/demo.md §5: chapters days apart, so the seeded timeline reads as weeks of work.
+        story.tick(CHAPTER_GAP_HOURS)
     return story.ids

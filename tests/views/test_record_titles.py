@@ -1,0 +1,106 @@
+"""Pages name records by title, the id beside it, and only records the caller may read (docs/daily-use.md §7)."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils.html import escape
+
+from memory_panel.selectors.named_records import record_titles
+from mobkit_console.timeline.ingest import IncomingEvent
+from mobkit_console.timeline.services import events_store
+from access.caller import access_for_subject
+from tests.support.postures import READER, REVIEWER, SCOUT_READER
+from tests.support.sockets import INGEST_TOKEN, envelope, ingest, open_socket, token_for
+
+OPS_CHECKLIST = "Ops checklist"  # the panel realm's dream-created mob record (tests/support/worlds.py)
+SEAT_V3 = "Prefers aisle, window on long-haul"
+
+
+def _named(page: str, title: str, memory_id: str) -> bool:
+    return (f'<a class="record-ref" href="/console/memory/records/{memory_id}/?realm=default">{escape(title)}</a>'
+            f' <span class="record-ref__id mono small muted">{memory_id}</span>') in page
+
+
+def _bare(page: str, memory_id: str) -> bool:
+    return f'<a class="record-ref mono small" href="/console/memory/records/{memory_id}/?realm=default">{memory_id}</a>' in page
+
+
+def test_record_titles_answers_only_for_records_the_caller_may_read(realm, posture, realm_aliases_allowed):
+    posture("standard")
+    refs = [("default", realm.ids["dream_created"]), ("default", realm.ids["seat_v3"]), ("default", "mem-gone"),
+            ("no-such-realm", "mem-1")]
+
+    assert record_titles(access=access_for_subject(READER), refs=refs) == {
+        ("default", realm.ids["dream_created"]): OPS_CHECKLIST, ("default", realm.ids["seat_v3"]): SEAT_V3,
+    }
+    # Reads identity:luka alone: the mob record stays an id.
+    assert record_titles(access=access_for_subject(SCOUT_READER), refs=refs) == {
+        ("default", realm.ids["seat_v3"]): SEAT_V3,
+    }
+
+
+def test_dreams_name_touched_records_by_title(client_for, realm):
+    page = client_for().get("/console/memory/dreams/").content.decode()
+
+    assert _named(page, OPS_CHECKLIST, realm.ids["dream_created"])
+
+
+def test_quarantine_names_the_record_a_claimant_would_supersede(client_for, realm, posture):
+    posture("standard")
+    page = client_for(REVIEWER).get("/console/memory/quarantine/").content.decode()
+
+    assert "claims to supersede " in page and _named(page, SEAT_V3, realm.ids["seat_v3"])
+
+
+def test_pipeline_review_queue_names_its_records(client_for, demo_realms):
+    page = client_for().get("/console/memory/pipeline/").content.decode()
+    queue = page.split("Review queue", 1)[1]
+
+    assert 'class="record-ref"' in queue and 'class="record-ref mono small"' not in queue
+
+
+def test_holdings_tile_evidence_names_its_records(client_for, demo_realms):
+    page = client_for().get("/console/memory/").content.decode()
+    evidence = page.split('class="tile__evidence', 1)[1].split("</ul>", 1)[0]
+
+    assert 'class="record-ref"' in evidence and "record-ref__id" in evidence
+
+
+def _store_remembered(record_id: str, scope_key: str) -> None:
+    events_store(events=[IncomingEvent(None, "_system", "memory.record.remembered", 1_700_000_000_000,
+                                       {"realm": "default", "record_id": record_id, "scope_kind": "mob",
+                                        "scope_key": scope_key}, None)])
+
+
+def test_timeline_names_a_record_by_title_only_for_a_caller_who_may_read_it(client_for, realm, posture):
+    posture("standard")
+    _store_remembered(realm.ids["dream_created"], "ops")
+
+    assert _named(client_for(READER).get("/console/timeline/").content.decode(), OPS_CHECKLIST,
+                  realm.ids["dream_created"])
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_live_timeline_fragment_names_the_record_as_the_first_render_does(settings, realm,
+                                                                                realm_aliases_allowed):
+    settings.MOBKIT_INGEST_TOKEN = INGEST_TOKEN
+    socket = await open_socket("/ws/console/timeline/", token=await token_for("admin@example.test"))
+
+    await ingest(envelope("_system", "memory.record.remembered", record_id=realm.ids["dream_created"],
+                          scope_kind="mob", scope_key="ops"))
+
+    html = await socket.receive_from(timeout=2)
+    assert _named(html, OPS_CHECKLIST, realm.ids["dream_created"])
+    await socket.disconnect()
+
+
+def test_a_realm_that_cannot_be_read_leaves_its_records_as_ids(client_for, agent_memory_dir, posture):
+    (agent_memory_dir / "broken.sqlite3").write_bytes(b"not a database" * 100)
+    events_store(events=[IncomingEvent(None, "_system", "memory.quarantine.verdict", 1_700_000_000_000,
+                                       {"realm": "broken", "record_id": "mem-7", "verdict": "release"}, None)])
+
+    response = client_for().get("/console/timeline/")
+
+    assert response.status_code == 200
+    assert '<a class="record-ref mono small" href="/console/memory/records/mem-7/?realm=broken">mem-7</a>' in (
+        response.content.decode())
