@@ -47,7 +47,9 @@ def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[st
         "timestamp_ms": envelope["timestamp_ms"],
         "warning": is_warning(envelope["event_type"], data),
         "sentence": event_sentence(envelope["event_type"], envelope["identity"], data),
-        "fields": [(key, _raw(value)) for key, value in data.items()],
+        # Sorted: a JSON object's key order is not kept by every console database (PostgreSQL's
+        # jsonb reorders it), and a live row must equal the same row rendered from the log.
+        "fields": [(key, _raw(data[key])) for key in sorted(data)],
         "record_id": link[0] if link else None,
         "realm": link[1] if link else None,
         "titles": titles,
