@@ -44,9 +44,10 @@ def test_concurrent_holdings_never_answer_503_for_time_spent_waiting(tmp_path: P
     assert statuses == [200] * (CLIENTS * 2)
 
 
-def test_a_chunked_rpc_body_is_read_whole_by_the_page_handler(tmp_path: Path):
+def test_chunked_rpc_bodies_are_read_whole_and_an_oversized_one_is_refused(tmp_path: Path):
     # Pages run on Django's WSGI handler, which reads exactly Content-Length bytes: a body sent in
-    # chunks, with no Content-Length, must still arrive whole (docs/serving.md §2).
+    # chunks, with no Content-Length, must still arrive whole, and one past the size limit must be
+    # refused as too large rather than read without end (docs/serving.md §2).
     state = tmp_path / "state"
     (state / "console").mkdir(parents=True)
     write_spread(state / "agent-memory", REALM, records=5, identities=1)
@@ -54,14 +55,23 @@ def test_a_chunked_rpc_body_is_read_whole_by_the_page_handler(tmp_path: Path):
     manage(env, "migrate", "--noinput")
     token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
     call = b'{"jsonrpc":"2.0","id":7,"method":"mobkit/memory/panel/records","params":{"limit":2}}'
+    padded = call[:-1] + b',"pad":"' + b"x" * (2 * 1024 * 1024) + b'"}'
 
-    with daphne_servers(env, 1) as (server,):
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        connection.request("POST", "/console/rpc", body=iter([call[:30], call[30:]]), encode_chunked=True,
+    def post_chunked(port: int, body: bytes) -> tuple[int, dict]:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        pieces = (body[i : i + 65536] for i in range(0, len(body), 65536))
+        connection.request("POST", "/console/rpc", body=pieces, encode_chunked=True,
                            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
         response = connection.getresponse()
         reply = json.loads(response.read())
         connection.close()
+        return response.status, reply
 
-    assert response.status == 200
-    assert reply["id"] == 7 and len(reply["result"]["records"]) == 2
+    with daphne_servers(env, 1) as (server,):
+        whole = post_chunked(server.port, call)
+        oversized = post_chunked(server.port, padded)
+
+    assert whole[0] == 200
+    assert whole[1]["id"] == 7 and len(whole[1]["result"]["records"]) == 2
+    assert oversized[0] == 413
+    assert oversized[1]["error"]["message"] == "request body too large"
