@@ -81,7 +81,16 @@ class IndexFamily:
             return None
         if _reconcile_due(float(meta["built_at"]), path):
             self.start_build(realm)  # docs/realm-index.md §6; this generation serves meanwhile
-        return conn if catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta) else None
+        # Taken before the catch-up reads the realm, so a write that lands during it moves the
+        # signature and is looked at next time.
+        signature = settled_signature(path, stat)
+        if signature is not None and _current_at.get(str(generation)) == signature:
+            return conn  # docs/realm-index.md §4: not written since this generation was last caught up
+        if not catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta):
+            return None
+        if signature is not None:
+            _current_at[str(generation)] = signature
+        return conn
 
     def build(self, realm: str, *, wait: bool = False) -> Path | None:
         """Write a complete new generation; another builder already at it means None, or with
@@ -124,12 +133,56 @@ def _reconcile_due(built_at: float, path: Path) -> bool:
     return any(f.exists() and f.stat().st_mtime > built_at for f in files)
 
 
+# docs/realm-index.md §4: a file's modification time comes from a coarse clock (a tick of a few
+# milliseconds), so a write in the same tick as a look can leave size and time as the look saw them.
+# Only a signature whose newest time is older than this is trusted to mean "unchanged since".
+SETTLED_NS = 1_000_000_000
+
+# Per generation file: the realm's signature when that generation was last found caught up.
+_current_at: dict[str, tuple] = {}
+# Per index directory: its signature and the newest generation listed in it then.
+_listed_at: dict[str, tuple[tuple, Path | None]] = {}
+
+
+def settled_signature(path: Path, stat: os.stat_result) -> tuple | None:
+    """What every commit to the realm file moves (its and its ``-wal``'s size and time), or None
+    while the newest of those times is too recent to be trusted (``SETTLED_NS``).
+
+    Every commit writes the ``-wal`` (or, without WAL, the file itself), and a checkpoint writes
+    the file; a replaced file has another inode. So while the signature stands, the realm holds
+    what it held when the signature was taken.
+    """
+    try:
+        wal = os.stat(f"{path}-wal")
+        wal_part = (wal.st_size, wal.st_mtime_ns)
+    except FileNotFoundError:
+        wal_part = (None, 0)
+    if time.time_ns() - max(stat.st_mtime_ns, wal_part[1]) < SETTLED_NS:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, *wal_part)
+
+
 def newest_generation_in(directory: Path) -> Path | None:
-    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory``."""
+    """The highest-numbered complete ``gen-<n>.sqlite3`` in ``directory``.
+
+    A generation appears and goes by a rename or an unlink, which moves the directory's time, so a
+    directory settled since it was last listed is not listed again.
+    """
+    try:
+        stat = directory.stat()
+    except FileNotFoundError:
+        return None
+    signature = (stat.st_ino, stat.st_mtime_ns) if time.time_ns() - stat.st_mtime_ns >= SETTLED_NS else None
+    listed = _listed_at.get(str(directory))
+    if signature is not None and listed is not None and listed[0] == signature:
+        return listed[1]
     if not directory.is_dir():
         return None
     ready = sorted(directory.glob("gen-*.sqlite3"), key=lambda p: int(p.stem.split("-")[1]))
-    return ready[-1] if ready else None
+    newest = ready[-1] if ready else None
+    if signature is not None:
+        _listed_at[str(directory)] = (signature, newest)
+    return newest
 
 
 _local = threading.local()

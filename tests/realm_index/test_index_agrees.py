@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 
 import pytest
-from memory_panel.store.realms import forget_realm_connections
+from memory_panel.store.realms import forget_realm_connections, realm_path
 
 from memory_panel.store import realm_index as index_module
 from memory_panel.store.realm_index import build, realm_index
@@ -125,6 +126,31 @@ def test_writes_after_the_build_are_listed_by_the_next_request(realm_writer, ind
     shutil.rmtree(index_module.index_dir())  # no index at all: the direct query is the reference
     settings.MOBKIT_REALM_INDEX_MIN_ROWS = 10**9
     assert after_index == _walk(realm="default", filters=RecordFilter(), limit=50)
+
+
+def _age_realm_files(path, seconds: float) -> None:
+    """As if nothing had written the realm for ``seconds``: its file and -wal times set back."""
+    for file in (path, path.with_name(path.name + "-wal")):
+        if file.exists():
+            stamp = file.stat().st_mtime - seconds
+            os.utime(file, (stamp, stamp))
+
+
+def test_a_write_to_a_realm_quiet_for_a_while_is_listed_by_the_next_request(realm_writer, indexed):
+    # A settled realm is not looked at again while its file and -wal stay as they were
+    # (docs/realm-index.md §4); any commit moves them, so the next request still lists it.
+    writer = realm_writer("default")
+    _random_history(writer, random.Random(5), 30)
+    build("default")
+    path = realm_path("default")
+    _age_realm_files(path, 5)
+    before = _walk(realm="default", filters=RecordFilter(), limit=50)
+    assert before == _walk(realm="default", filters=RecordFilter(), limit=50)  # the settled look, kept
+    newest = writer.remember(identity_scope("default", "identity:luka"), "Written after a quiet spell", "body")
+    _age_realm_files(path, 5)  # the next request comes when this write has settled too
+    after = _walk(realm="default", filters=RecordFilter(), limit=50)
+    assert after[0][1] == newest
+    assert after[1:] == before
 
 
 def test_holdings_quarantine_and_claimants_agree_with_the_table(realm_writer, indexed, settings):
