@@ -74,7 +74,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=30, help="timed repetitions per console measurement")
     parser.add_argument("--baseline-reps", type=int, default=10,
                         help="timed repetitions per MobKit-query and Datasette measurement (each is a full scan)")
-    parser.add_argument("--profile", action="store_true", help="cProfile the console's 90%% records RPC and exit")
+    parser.add_argument("--profile", action="store_true", help="cProfile the console's 90%% records page (RPC and HTML) and exit")
     parser.add_argument("--keep-index", action="store_true",
                         help="with --keep: reuse the realm index an earlier run built instead of rebuilding it")
     parser.add_argument("--panel-tabs-only", action="store_true",
@@ -186,32 +186,51 @@ class Case:
 
 
 def depth_cursor(conn: sqlite3.Connection, where: dict[str, str], fraction: float | None) -> tuple[int, str] | None:
-    """The key of the row just before ``fraction`` of the filtered rows, newest first."""
+    """The key of the row just before ``fraction`` of the filtered rows, newest first, read from the
+    realm file itself (what the console's index stores is its own business)."""
     if fraction is None:
         return None
     clause = "".join(f" AND {column} = ?" for column in where)
-    total = conn.execute(f"SELECT COUNT(*) FROM entries WHERE 1=1{clause}", list(where.values())).fetchone()[0]
+    total = conn.execute(f"SELECT COUNT(*) FROM records WHERE 1=1{clause}", list(where.values())).fetchone()[0]
     return tuple(conn.execute(
-        f"SELECT updated_at_ms, memory_id FROM entries WHERE 1=1{clause}"
+        f"SELECT updated_at_ms, memory_id FROM records WHERE 1=1{clause}"
         " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 1 OFFSET ?",
         [*where.values(), int(total * fraction) - 1],
     ).fetchone())
 
 
-def build_cases(index_conn: sqlite3.Connection) -> list[Case]:
+def build_cases(realm_conn: sqlite3.Connection) -> list[Case]:
     identity_where = {"scope_kind": "identity", "scope_key": IDENTITY}
     cases = []
     for label, fraction in DEPTHS:
-        cases.append(Case(f"{label}", {}, {}, depth_cursor(index_conn, {}, fraction), "admin"))
+        cases.append(Case(f"{label}", {}, {}, depth_cursor(realm_conn, {}, fraction), "admin"))
     for label, fraction in DEPTHS:
-        cursor = depth_cursor(index_conn, identity_where, fraction)
+        cursor = depth_cursor(realm_conn, identity_where, fraction)
         cases.append(Case(f"{label}, identity filter", {"identity": IDENTITY}, identity_where, cursor, "admin"))
     for label, fraction in DEPTHS:
         # Depth among the rows this reader may see; the reader sends no filter (MobKit then runs
         # the unfiltered query and drops the rows the caller may not see, docs/store-format.md §5.1).
-        cursor = depth_cursor(index_conn, identity_where, fraction)
+        cursor = depth_cursor(realm_conn, identity_where, fraction)
         cases.append(Case(f"{label}, scoped reader", {}, {}, cursor, "scoped"))
     return cases
+
+
+def utility_depth_key(conn: sqlite3.Connection, fraction: float) -> str:
+    """The utility-order key ``fraction`` of the way down. Records ever injected lead the order
+    (docs/panel-tabs.md §3); the seeded realm injects few, so the deep key lies among the
+    never-injected rest, which follow in the records order."""
+    from memory_panel.cursor import utility_key
+
+    total = conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    injected = conn.execute(
+        "SELECT COUNT(*) FROM records WHERE json_extract(usage_stats, '$.injected_count') > 0").fetchone()[0]
+    position = int(total * fraction)
+    assert position > injected, "the deep key would fall among the injected records"
+    ms, memory_id = conn.execute(
+        "SELECT updated_at_ms, memory_id FROM records"
+        " WHERE COALESCE(json_extract(usage_stats, '$.injected_count'), 0) <= 0"
+        " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 1 OFFSET ?", (position - injected - 1,)).fetchone()
+    return utility_key(injected=0, useful=0, body_bytes=0, updated_at_ms=ms, memory_id=memory_id)
 
 
 def encode_cursor(cursor: tuple[int, str] | None) -> dict[str, str]:
@@ -397,7 +416,7 @@ def main() -> None:
     access_file = scratch / "access.toml"
     access_file.write_text(SCOPED_ACCESS_TOML, encoding="utf-8")
     console = Console(access_file)
-    cases = build_cases(index.conn)
+    cases = build_cases(mobkit.conn)
 
     if args.profile:
         profile(console, cases)
@@ -405,7 +424,7 @@ def main() -> None:
 
     rows: list[Row] = []
     if args.panel_tabs_only:
-        rows += panel_tab_rows(console, index.conn, args.reps)
+        rows += panel_tab_rows(console, mobkit.conn, args.reps)
         print_table(rows)
         print_panel_tab_verdict(rows)
         return
@@ -448,7 +467,7 @@ def main() -> None:
     rows.append(Row(group, "console HTML  /console/memory/dreams/", timed(
         lambda: console.page("admin", "/console/memory/dreams/", {"realm": REALM}), args.reps)))
 
-    rows += panel_tab_rows(console, index.conn, args.reps)
+    rows += panel_tab_rows(console, mobkit.conn, args.reps)
 
     print_table(rows)
     print_verdict(rows)
@@ -466,7 +485,7 @@ def main() -> None:
         sys.exit(1)
 
 
-def panel_tab_rows(console: Console, index_conn: sqlite3.Connection, reps: int) -> list[Row]:
+def panel_tab_rows(console: Console, realm_conn: sqlite3.Connection, reps: int) -> list[Row]:
     """The panel tabs (docs/panel-tabs.md): Holdings with its six verdict tiles, Knowledge, Pipeline, and the utility sort."""
     group = "panel tabs"
     rows = []
@@ -480,10 +499,7 @@ def panel_tab_rows(console: Console, index_conn: sqlite3.Connection, reps: int) 
     ):
         who = "scoped" if "one agent" in label else "admin"
         rows.append(Row(group, f"console HTML  {label}", timed(lambda: console.page(who, path, params), reps)))
-    total = index_conn.execute("SELECT COUNT(*) FROM utility").fetchone()[0]
-    deep = index_conn.execute(
-        "SELECT utility_key FROM utility ORDER BY utility_key LIMIT 1 OFFSET ?", (int(total * 0.9),)
-    ).fetchone()[0]
+    deep = utility_depth_key(realm_conn, 0.9)
     for label, extra in (("first", {}), ("90%", {"cursor": f"u1.{deep}"})):
         params = {"realm": REALM, "limit": str(LIMIT), "sort": "utility", **extra}
         page = console.page("admin", "/console/memory/records/", params)
@@ -519,6 +535,7 @@ def print_verdict(rows: list[Row]) -> None:
 
 
 def profile(console: Console, cases: list[Case]) -> None:
+    """cProfile the 90%-deep records page, as JSON-RPC and as the HTML page, 200 calls each."""
     import cProfile
     import pstats
 
@@ -526,13 +543,18 @@ def profile(console: Console, cases: list[Case]) -> None:
         if case.label not in ("90%", "90%, scoped reader"):
             continue
         params = {"realm": REALM, "limit": LIMIT, **case.params, **encode_cursor(case.cursor)}
-        profiler = cProfile.Profile()
-        profiler.enable()
-        for _ in range(200):
-            console.rpc(case.signed_in_as, "mobkit/memory/panel/records", params)
-        profiler.disable()
-        print(f"\n=== {case.label}: 200 calls")
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(50)
+        query = {key: str(value) for key, value in params.items()}
+        for surface, call in (
+            ("RPC", lambda: console.rpc(case.signed_in_as, "mobkit/memory/panel/records", params)),
+            ("HTML", lambda: console.page(case.signed_in_as, "/console/memory/records/", query)),
+        ):
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(200):
+                call()
+            profiler.disable()
+            print(f"\n=== {surface} {case.label}: 200 calls")
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(60)
 
 
 if __name__ == "__main__":
