@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from memory_panel.store.realms import ReplacedText
@@ -91,13 +90,16 @@ def scope_json(realm: str, kind: str, key: str) -> dict[str, str]:
 def decode_record(realm: str, row: dict[str, Any]) -> MemoryRecord:
     """A record from one row dict (``body`` optional; ``body_bytes`` required when it is absent)."""
     malformed: list[str] = []
+    bad = malformed.append
+    get = row.get
 
-    def bad(column: str) -> None:
-        malformed.append(column)
+    def text(column: str, *, nullable: bool = False) -> str | None:
+        value = get(column)
+        # Every well-formed row takes the first branch (a ReplacedText is a str subclass, not str).
+        return value if type(value) is str else _text_column(row, column, bad=bad, nullable=nullable)
 
-    text = partial(_text_column, row, bad=bad)
     for column in ("tags", "provenance", "derived_from", "usage_stats"):
-        if isinstance(row.get(column), ReplacedText):
+        if type(get(column)) is ReplacedText:
             bad(column)  # parsed as far as it goes; the bytes that were not UTF-8 are lost
     scope_kind = text("scope_kind")
     if scope_kind not in SCOPE_KINDS and "scope_kind" not in malformed:

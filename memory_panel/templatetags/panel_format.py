@@ -128,7 +128,13 @@ def record_url(memory_id: str, realm: str | None = None) -> str:
     if not memory_id:
         return reverse("memory-records")  # an empty id names no record; the list is the nearest page
     url = _record_path(memory_id)
-    return f"{url}?{urlencode({'realm': realm})}" if realm else url
+    return f"{url}?{_realm_query(realm)}" if realm else url
+
+
+@functools.lru_cache(maxsize=256)
+def _realm_query(realm: str) -> str:
+    # Every row of a list links with its realm, and a page's rows share one or two realms.
+    return urlencode({"realm": realm})
 
 
 # Characters URL quoting leaves as they are: an id made of them stands in the path unchanged
