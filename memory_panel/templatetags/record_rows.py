@@ -3,7 +3,7 @@
 A records page is mostly its rows, and Django's template engine spent about 90 µs on each (some 40
 variable lookups and 15 escapes per row), more than the page's SQL. This tag writes the same
 markup with plain string building: every value that comes from a record goes through ``escape``
-(or is a number), so record text stays text (docs/ui.md §1).
+(or is a number), so record text stays text (docs/ui.md §4).
 """
 
 from __future__ import annotations
