@@ -285,7 +285,11 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
 
 
 def _named_by(record: MemoryRecord, diff: Section | None) -> list[str]:
-    """The other records a biography links to (docs/daily-use.md §7); the lineage names its own."""
+    """The other records a biography names by title (docs/daily-use.md §7).
+
+    The lineage is not among them: its links are records ``supersede_chain`` already read and
+    filtered by visibility, so they carry their own titles.
+    """
     named = [record.supersedes or "", *record.derived_from]
     if record.status == "superseded":
         named.append(record.status_detail or "")
