@@ -269,6 +269,8 @@ def _more_url(state: dict[str, str], page: Section, on_screen: int) -> str | Non
 @panel_view
 def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpResponse:
     bio = biography.record_get(access=access, memory_id=memory_id, realm=parse_realm(request.GET.get("realm")))
+    # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
+    diff = _version_diff(access, bio.realm, request.GET.get("diff", "").strip())
     context = {
         "realm": bio.realm,
         "bio": bio,
@@ -276,10 +278,24 @@ def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpR
         "claimants": biography.claimant_ids(bio.chain),
         "record_json": json.dumps(record_json(bio.record, with_body=True), indent=2, ensure_ascii=False),
         "dreams": section(dream_selectors.record_dreams, access=access, realm=bio.realm, memory_id=bio.record.id),
-        # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
-        "diff": _version_diff(access, bio.realm, request.GET.get("diff", "").strip()),
+        "diff": diff,
+        "titles": record_titles(access=access, refs=[(bio.realm, other) for other in _named_by(bio.record, diff)]),
     }
     return render_page(request, "memory_panel/records/detail.html", "memory_panel/records/_detail.html", context)
+
+
+def _named_by(record: MemoryRecord, diff: Section | None) -> list[str]:
+    """The other records a biography names by title (docs/daily-use.md §7).
+
+    The lineage is not among them: its links are records ``supersede_chain`` already read and
+    filtered by visibility, so they carry their own titles.
+    """
+    named = [record.supersedes or "", *record.derived_from]
+    if record.status == "superseded":
+        named.append(record.status_detail or "")
+    if diff is not None and diff.data is not None:
+        named += [diff.data.prior.id, diff.data.version.id]
+    return [memory_id for memory_id in named if memory_id]
 
 
 def _version_diff(access: Access, realm: str, memory_id: str) -> Section | None:

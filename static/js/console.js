@@ -1,5 +1,6 @@
 // Console comforts for every page, from 'self' because the CSP forbids inline scripts:
-// keyboard shortcuts for the lists (docs/daily-use.md §5) and the header's realm switcher.
+// keyboard shortcuts for the lists (docs/daily-use.md §5), the header's realm switcher and the
+// sideways-scroll hint on tables too wide for a phone (docs/daily-use.md §1).
 // Without this script every page still works: links, forms and the switcher's button.
 (function () {
   "use strict";
@@ -113,7 +114,34 @@
     }
   });
 
+  // docs/daily-use.md §1: on a phone a table wider than its box says it scrolls sideways; one that
+  // fits says nothing. The hint is CSS on .table-wrap--overflows; without this script the fading
+  // edges alone show which tables scroll. Measured again, once a frame at most, when the window
+  // resizes, htmx swaps rows in (live panels, "load more") or a <details> opens or closes.
+  function markOverflowingTables() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      wrap.classList.toggle("table-wrap--overflows", wrap.scrollWidth > wrap.clientWidth + 1);
+    });
+  }
+
+  var remeasuring = false;
+  function remeasureTables() {
+    if (remeasuring) {
+      return;
+    }
+    remeasuring = true;
+    window.requestAnimationFrame(function () {
+      remeasuring = false;
+      markOverflowingTables();
+    });
+  }
+
+  window.addEventListener("resize", remeasureTables);
+  document.addEventListener("htmx:load", remeasureTables);
+  document.addEventListener("toggle", remeasureTables, true); // toggle does not bubble
+
   document.addEventListener("DOMContentLoaded", function () {
+    markOverflowingTables();
     var button = document.querySelector("[data-shortcuts-open]");
     if (button && shortcutsDialog()) {
       button.hidden = false;

@@ -1,11 +1,17 @@
 """Pages written for people, in Chromium at 1280 and 390 px (docs/daily-use.md §1, §5, §7, §8;
-docs/timeline-live.md §7): titles beside ids, no debug literal in the text, tables that say they
-scroll, 40 px targets, and the same keys on every list page — over a freshly seeded demo."""
+docs/timeline-live.md §7): titles beside ids (a biography's successor too, under the caller's
+visibility), no debug literal in the text, tables that say they scroll when (and only when) they
+do, 40 px targets, and the same keys on every list page — over a freshly seeded demo."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+
+from memory_panel.simulator.demo import DEFAULT_REALM
+from memory_panel.simulator.store_writer import StoreWriter
+from tests.support.postures import READER, REVIEWER
+from tests.support.worlds import RETIRED_SUCCESSOR_TITLE, write_retired_successor
 
 pytestmark = pytest.mark.browser
 
@@ -18,6 +24,7 @@ PAGES = {
 # The targets this issue measured too small, beside the daily-use set (tests/browser/test_daily_use_journeys.py).
 TAP_TARGETS = ".tile a, .composition a, .timeline-event__raw summary, .queue-item__title, .order-switch a"
 DEBUG_LITERALS = ("Agent {", "Steward {", "True", "False", "None")
+SCROLL_HINT = "Scroll sideways for more columns →"
 
 
 def _refused_socket(message: str) -> bool:
@@ -59,11 +66,77 @@ def test_each_page_names_records_by_title_and_speaks_words(demo_browser, width):
                 .filter(el => el.offsetParent !== null && el.getBoundingClientRect().height < 39.5)
                 .map(el => el.textContent.trim().slice(0, 30))""", TAP_TARGETS)
             assert small == [], (name, small)
-            hints = page.evaluate("""() => Array.from(document.querySelectorAll('main .table-wrap'))
-                .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth + 1)
-                .map(w => getComputedStyle(w, '::before').content)""")
-            assert all("Scroll sideways" in hint for hint in hints), (name, hints)
+            hints = _scroll_hints(page)
+            assert all((SCROLL_HINT in hint) == overflows for overflows, hint in hints), (name, hints)
     assert [m for m in browser.problems.messages if not _refused_socket(m)] == []
+
+
+def _scroll_hints(page) -> list[tuple[bool, str]]:
+    """(wider than its frame, the hint above it) for each table frame on screen."""
+    return [tuple(pair) for pair in page.evaluate("""() => Array.from(document.querySelectorAll('main .table-wrap'))
+        .filter(w => w.offsetParent !== null)
+        .map(w => [w.scrollWidth > w.clientWidth + 1, getComputedStyle(w, '::before').content])""")]
+
+
+def test_at_phone_width_only_a_table_wider_than_its_frame_says_it_scrolls(demo_browser):
+    browser = demo_browser(390)
+    page = browser.page
+
+    browser.goto("/console/memory/ledger/")  # two columns of stores fit; the assertions' seven do not
+    assert _scroll_hints(page) == [(False, "none"), (True, f'"{SCROLL_HINT}"')]
+    browser.screenshot("people-table-hints")
+    browser.goto("/console/memory/pipeline/")  # proposals and the review queue: wider than a phone
+    assert _scroll_hints(page) == [(True, f'"{SCROLL_HINT}"')] * 2
+
+    # The marks follow the window: these tables fit a desktop window and overflow again on the phone.
+    marked = "count => document.querySelectorAll('main .table-wrap--overflows').length === count"
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.wait_for_function(marked, arg=0)
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.wait_for_function(marked, arg=2)
+    assert [m for m in browser.problems.messages if not _refused_socket(m)] == []
+
+
+@pytest.fixture
+def retired_successor(agent_memory_dir, demo_realms) -> tuple[str, str]:
+    """The demo, plus a fact whose successor only reviewers may read (tests/support/worlds.py)."""
+    writer = StoreWriter.open(DEFAULT_REALM, root=agent_memory_dir)
+    try:
+        return write_retired_successor(writer)
+    finally:
+        writer.close()
+
+
+def test_a_biography_names_its_successor_by_title_only_for_a_caller_who_may_read_it(
+    demo_realms, retired_successor, posture, user_with_password, browser_for
+):
+    posture("standard")
+    reader, reviewer = user_with_password(READER), user_with_password(REVIEWER)
+    prior, successor = retired_successor
+    seat, seat_v2 = demo_realms.ids["seat"], demo_realms.ids["seat_v2"]
+
+    browser = browser_for(width=390)
+    browser.sign_in(reader, f"/console/memory/records/{seat}/?realm={DEFAULT_REALM}")
+    page = browser.page
+    successor_link = page.locator("#biography header p", has_text="Superseded by").locator("a.record-ref")
+    assert successor_link.inner_text() == "Prefers aisle seats on short flights"
+    assert page.locator("#biography header .record-ref__id").inner_text() == seat_v2
+    with page.expect_navigation():
+        successor_link.click()
+    assert page.locator("h1").inner_text() == "Prefers aisle seats on short flights"
+
+    browser.goto(f"/console/memory/records/{prior}/?realm={DEFAULT_REALM}")  # its successor is reviewer-only
+    successor_link = page.locator("#biography header p", has_text="Superseded by").locator("a.record-ref")
+    assert successor_link.inner_text() == successor and "mono" in successor_link.get_attribute("class")
+    assert RETIRED_SUCCESSOR_TITLE not in page.content()
+
+    as_reviewer = browser_for(width=390)
+    as_reviewer.sign_in(reviewer, f"/console/memory/records/{prior}/?realm={DEFAULT_REALM}")
+    titled = as_reviewer.page.locator("#biography header p", has_text="Superseded by")
+    assert titled.locator("a.record-ref").inner_text() == RETIRED_SUCCESSOR_TITLE
+    assert titled.locator(".record-ref__id").inner_text() == successor
+    browser.assert_clean()
+    as_reviewer.assert_clean()
 
 
 def test_the_seeded_timeline_reads_as_weeks_of_sentences_with_the_raw_event_one_click_away(demo_browser):

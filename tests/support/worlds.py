@@ -8,6 +8,7 @@ One module, parametrised recipes over one clock-driven writer:
   pages can count exactly; ``hostile`` puts script and attribute breakers in every free-text column.
 - ``write_notes(root, realm, count, ...)``: ``count`` plain records whose timestamps tie in runs
   (cursor walks, counts, realm formats), optionally spread over scopes and quarantine.
+- ``write_retired_successor(writer)``: a superseded fact whose successor only reviewers may read.
 - ``RealmWriterFactory``: fresh ``StoreWriter`` realms sharing one ``ManualClock``.
 """
 
@@ -299,6 +300,26 @@ def write_panel_realm(root: Path, name: str = "default", *, hostile: bool = Fals
             phases=[("consolidate", "1 op")], verdicts={"proposals_accepted": 2},
         )
     return realm
+
+
+RETIRED_SUCCESSOR_TITLE = "Gate code moved to the side door"
+
+
+def write_retired_successor(writer: StoreWriter, identity: str = "identity:luka") -> tuple[str, str]:
+    """A fact whose successor only reviewers may read now: (prior id, successor id).
+
+    A tainted session superseded the fact, so the new version waited in quarantine; a reviewer
+    released it (the released copy supersedes the fact) and it was later forgotten: a tombstone
+    that was once quarantined, reviewer-only (docs/access.md §2.4), while the fact stays readable.
+    """
+    scope = identity_scope(writer.realm, identity)
+    prior = writer.remember(scope, "Gate code is at the front door", "Front door, code on the card.")
+    claimant = writer.supersede(prior, RETIRED_SUCCESSOR_TITLE, "Side door now.", author=agent(identity),
+                                gate_reason="session tainted by web tool 'web_fetch'")
+    successor = writer.review_quarantine(claimant, "release",
+                                         reviewer={"kind": "operator", "principal": "maria@example.com"}).successor
+    assert successor is not None and writer.forget(successor)
+    return prior, successor
 
 
 ScopePick = Callable[[int], tuple[str, str, bool]]

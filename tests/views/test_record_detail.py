@@ -27,7 +27,7 @@ def test_biography_shows_header_and_whitespace_preserving_body(client, realm):
     assert "<h1 id=\"record-title\">Prefers window seats</h1>" in page
     assert '<pre class="record-body">Window seats on short flights.\n  indented line\n\nlast line</pre>' in page
     assert "Seat preference" in page and ">superseded<" in page and "trust: agent observed" in page
-    assert f'Superseded by <a href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default"' in page
+    assert f'Superseded by <a class="record-ref" href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default"' in page
 
 
 def test_copy_as_json_holds_the_record_wire_shape(client, realm):
@@ -63,8 +63,8 @@ def test_born_shows_author_evidence_verification_and_derivation(client, realm):
     assert "agent identity:luka" in v1
     assert "<code>session-1</code>" in v1 and "<code>r1</code>" in v1
     assert "checked the booking history" in v1
-    assert re.search(r'Derived from</h3>\s*<ul><li><a class="mono" href="/console/memory/records/mem-', v3)
-    assert f'href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default">{realm.ids["seat_v2"]}</a>' in v3
+    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="/console/memory/records/mem-[^"]+">Ops gotcha 0</a>', v3)
+    assert f'<dt>Supersedes</dt><dd><a class="record-ref" href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default">' in v3
 
 
 def test_life_shows_usage_and_the_injection_ledger(client, realm):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.utils.html import escape
 
@@ -11,18 +13,23 @@ from mobkit_console.timeline.services import events_store
 from access.caller import access_for_subject
 from tests.support.postures import READER, REVIEWER, SCOUT_READER
 from tests.support.sockets import INGEST_TOKEN, envelope, ingest, open_socket, token_for
+from tests.support.worlds import RETIRED_SUCCESSOR_TITLE, write_retired_successor
 
 OPS_CHECKLIST = "Ops checklist"  # the panel realm's dream-created mob record (tests/support/worlds.py)
 SEAT_V3 = "Prefers aisle, window on long-haul"
 
 
-def _named(page: str, title: str, memory_id: str) -> bool:
+def _titled_link(title: str, memory_id: str) -> str:
     return (f'<a class="record-ref" href="/console/memory/records/{memory_id}/?realm=default">{escape(title)}</a>'
-            f' <span class="record-ref__id mono small muted">{memory_id}</span>') in page
+            f' <span class="record-ref__id mono small muted">{memory_id}</span>')
 
 
-def _bare(page: str, memory_id: str) -> bool:
-    return f'<a class="record-ref mono small" href="/console/memory/records/{memory_id}/?realm=default">{memory_id}</a>' in page
+def _bare_link(memory_id: str) -> str:
+    return f'<a class="record-ref mono small" href="/console/memory/records/{memory_id}/?realm=default">{memory_id}</a>'
+
+
+def _named(page: str, title: str, memory_id: str) -> bool:
+    return _titled_link(title, memory_id) in page
 
 
 def test_record_titles_answers_only_for_records_the_caller_may_read(realm, posture, realm_aliases_allowed):
@@ -104,3 +111,47 @@ def test_a_realm_that_cannot_be_read_leaves_its_records_as_ids(client_for, agent
     assert response.status_code == 200
     assert '<a class="record-ref mono small" href="/console/memory/records/mem-7/?realm=broken">mem-7</a>' in (
         response.content.decode())
+
+
+
+def _biography(client, memory_id: str, **params) -> str:
+    return client.get(f"/console/memory/records/{memory_id}/", {"realm": "default", **params}).content.decode()
+
+
+def _born(page: str) -> str:
+    return page.split('id="born-heading"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_biography_names_its_successor_prior_sources_and_compared_versions_by_title(client_for, realm):
+    client = client_for()
+    v1 = _biography(client, realm.ids["seat_v1"])
+    v3 = _biography(client, realm.ids["seat_v3"], diff=realm.ids["seat_v3"])
+    aisle = _titled_link("Prefers aisle seats", realm.ids["seat_v2"])
+
+    assert f"Superseded by {aisle}." in v1
+    assert f"<dt>Supersedes</dt><dd>{aisle}</dd>" in _born(v3)
+    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="[^"]+">Ops gotcha 0</a> <span class="record-ref__id',
+                     _born(v3))
+    compared = v3.split('id="diff-heading"', 1)[1].split("</p>", 1)[0]  # What changed: from v2 to v3
+    assert f"From {aisle}" in compared and _titled_link(SEAT_V3, realm.ids["seat_v3"]) in compared
+    assert 'class="record-ref mono small"' not in v1 + v3
+
+
+def test_a_biography_leaves_a_source_the_caller_may_not_read_as_its_id(client_for, realm, posture):
+    posture("standard")
+    v3 = _biography(client_for(SCOUT_READER), realm.ids["seat_v3"])  # reads identity:luka, not mob ops
+
+    assert _named(_born(v3), "Prefers aisle seats", realm.ids["seat_v2"])
+    assert "Ops gotcha 0" not in v3
+    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref mono small" href="[^"]+">mem-[^<]+</a></li>', v3)
+
+
+def test_a_successor_only_reviewers_may_read_stays_an_id_for_everyone_else(client_for, realm_writer, posture):
+    posture("standard")
+    prior, successor = write_retired_successor(realm_writer("default"))
+
+    as_reader = _biography(client_for(READER), prior)
+    assert f"Superseded by {_bare_link(successor)}." in as_reader
+    assert RETIRED_SUCCESSOR_TITLE not in as_reader
+    as_reviewer = _biography(client_for(REVIEWER), prior)
+    assert f"Superseded by {_titled_link(RETIRED_SUCCESSOR_TITLE, successor)}." in as_reviewer
