@@ -163,8 +163,8 @@ def generation_connection(path: Path) -> sqlite3.Connection:
         for stale in [k for k in cache if Path(k).parent == path.parent]:
             cache.pop(stale).close()
         conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        # A build copies the realm's texts as they are (§5), so one a hand edit left undecodable is
-        # read back as the direct read shows it, never as an error.
+        # A build copies the realm's texts as they are (docs/realm-index.md §5), so one a hand edit
+        # left undecodable is read back as the direct read shows it, never as an error.
         conn.text_factory = lenient_text
         # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
         # fsync; in WAL, NORMAL still keeps it consistent across a crash.
@@ -365,7 +365,8 @@ def number_realm_texts(out: sqlite3.Connection) -> Numbering:
         out.execute(statement)
     numbering = Numbering(out)
     labels = out.execute("SELECT rowid, raw FROM temp.label_of").fetchall()
-    out.executemany("UPDATE temp.label_of SET label = ? WHERE rowid = ?", [(numbering.label(raw), n) for n, raw in labels])
+    numbered_labels = [(numbering.label(raw), n) for n, raw in labels]
+    out.executemany("UPDATE temp.label_of SET label = ? WHERE rowid = ?", numbered_labels)
     scopes = out.execute("SELECT rowid, kind_raw, key_raw FROM temp.scope_of").fetchall()
     numbered = []
     for n, kind, key in scopes:
@@ -480,7 +481,7 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
         target = directory / f"gen-{number}.sqlite3"
         unfinished = target.with_suffix(".partial")
         unfinished.unlink(missing_ok=True)
-        # A URI connection, so that the realm can be attached read-only by its own URI (§5).
+        # A URI connection, so the realm can be attached read-only by its URI (docs/realm-index.md §5).
         out = sqlite3.connect(
             f"file:{quote(str(unfinished.absolute()))}", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
         )

@@ -300,7 +300,9 @@ def _source_rows(source: sqlite3.Connection, realm: str, ids: Iterable[str]) -> 
 
 def _doc_values(numbering: Numbering, row: tuple) -> tuple:
     """(entry, memory_id, text, keys) of one ``_columns`` row as the index stores it."""
-    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, reviewer_only, updated, _, entry, digest = row
+    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, reviewer_only, updated, _, entry, digest = (
+        row
+    )
     kind_label = numbering.label(scope_kind)
     keys = (
         kind_label, numbering.scope(kind_label, scope_key), numbering.label(status), numbering.label(kind),
