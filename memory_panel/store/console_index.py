@@ -120,10 +120,10 @@ _families: list[IndexFamily] = []
 def start_first_builds(realm: str) -> None:
     """docs/realm-index.md §5: a large realm seen for the first time gets every missing index.
 
-    One thread builds them one after another, in the order the families are defined (the realm
-    index, then search): on a machine of few cores, two builds side by side would each take about
-    as long as both in turn, and deep pages would wait for search. A build another thread of the
-    process already runs is waited for, not repeated.
+    One thread builds them one after another, by ``cold_start_order`` (the realm index, then
+    search): on a machine of few cores, two builds side by side would each take about as long as
+    both in turn, and deep pages would wait for search. A build another thread or process already
+    runs is waited for, not repeated; one that fails does not keep the next from being built.
     """
     _first_builds.start(realm)
 
@@ -131,7 +131,10 @@ def start_first_builds(realm: str) -> None:
 def _build_missing(realm: str) -> None:
     for family in sorted(_families, key=lambda family: family.cold_start_order):
         if family.newest(realm) is None:
-            family.build(realm, wait=True)
+            try:
+                family.build(realm, wait=True)
+            except Exception:
+                logger.exception("building the %s of realm %r failed; tried again when next asked", family.name, realm)
 
 
 def _reconcile_due(built_at: float, path: Path) -> bool:
