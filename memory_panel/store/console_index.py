@@ -491,6 +491,10 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
         # Texts a hand edit left undecodable are read as the direct read shows them (numbering, facts).
         out.text_factory = lenient_text
         try:
+            # SQLite attaches only a file of the same text encoding: MobKit writes UTF-8, a file
+            # made some other way may not be.
+            with readonly(path) as source:
+                out.execute(f"PRAGMA encoding = '{source.execute('PRAGMA encoding').fetchone()[0]}'")
             out.execute("PRAGMA main.journal_mode=OFF")  # a partial file is thrown away on failure
             out.execute("PRAGMA synchronous=OFF")
             out.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")  # the indexes are sorted after the load

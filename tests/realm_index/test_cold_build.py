@@ -54,3 +54,32 @@ def test_first_builds_leave_the_realm_file_unchanged_and_build_the_realm_index_f
         # Two scopes, each numbered once however many records it holds.
         assert conn.execute("SELECT COUNT(*) FROM scopes").fetchone() == (2,)
         assert conn.execute("SELECT SUM(records) FROM holdings").fetchone() == (8,)
+
+
+def test_a_realm_file_in_another_text_encoding_is_indexed_too(realm_writer, agent_memory_dir):
+    writer = realm_writer("made")
+    for n in range(3):
+        writer.remember(identity_scope("made", "identity:luka"), f"Fähre {n}", f"Überfahrt {n}")
+    writer.close()
+    # The same realm, copied row by row into a file whose text is UTF-16.
+    source = sqlite3.connect(agent_memory_dir / "made.sqlite3")
+    utf16 = sqlite3.connect(agent_memory_dir / "utf16.sqlite3")
+    utf16.execute("PRAGMA encoding = 'UTF-16le'")
+    tables = source.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'")
+    for table, sql in tables.fetchall():
+        utf16.execute(sql)
+        rows = source.execute(f'SELECT * FROM "{table}"').fetchall()
+        if rows:
+            utf16.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * len(rows[0]))})', rows)
+    source.close()
+    utf16.commit()
+    utf16.close()
+    before = _fingerprint(agent_memory_dir)
+
+    start_first_builds("utf16")
+
+    assert _fingerprint(agent_memory_dir) == before
+    with sqlite3.connect(REALM_INDEX.newest("utf16")) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM entries").fetchone() == (3,)
+    with sqlite3.connect(SEARCH_INDEX.newest("utf16")) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM text WHERE text MATCH 'fahre'").fetchone() == (3,)
