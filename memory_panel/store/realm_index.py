@@ -120,9 +120,8 @@ _STEWARD_AUDIT = (
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
 )
 # docs/realm-index.md §5: every entry of the attached realm, in rowid order (the entries' key order,
-# so each insert appends). The usage counters are read once per row in a subquery SQLite keeps
-# apart (a LIMIT stops it being merged into the join, where each use would parse the JSON again);
-# only a record ever injected calls back into Python for its utility rank.
+# so each insert appends, and the order SQLite scans the table in: no sort). Only a record ever
+# injected calls back into Python for its utility rank.
 _COPY_ENTRIES = (
     "INSERT INTO entries SELECT r.rowid, r.memory_id, r.updated, r.created_at_ms, s.kind_label, s.scope, st.label,"
     " k.label, t.label, r.supersedes, r.chars, r.injected, r.useful,"
@@ -131,7 +130,7 @@ _COPY_ENTRIES = (
     " r.status_kind, r.kind, r.trust, r.supersedes, LENGTH(r.body) AS chars,"
     f" {usage_sql('injected_count')} AS injected, {usage_sql('judged_useful_count')} AS useful,"
     " LENGTH(CAST(r.body AS BLOB)) AS body_bytes"
-    f" FROM {REALM}.records r ORDER BY r.rowid LIMIT -1) r {NUMBERED_REALM_ROW}"
+    f" FROM {REALM}.records r) r {NUMBERED_REALM_ROW} ORDER BY r.rowid"
 )
 # An entry's scope as text, for the rows a page returns.
 _SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
