@@ -128,6 +128,11 @@ def start_first_builds(realm: str) -> None:
     _first_builds.start(realm)
 
 
+def first_builds_running(realm: str) -> bool:
+    """Whether this process is building the realm's first indexes in the background right now."""
+    return _first_builds.is_running(realm)
+
+
 def _build_missing(realm: str) -> None:
     for family in sorted(_families, key=lambda family: family.cold_start_order):
         if family.newest(realm) is None:
@@ -546,6 +551,10 @@ class BackgroundRuns:
                 return
             self.running.add(realm)
         threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
+
+    def is_running(self, realm: str) -> bool:
+        with self.lock:
+            return realm in self.running
 
     def _run(self, realm: str) -> None:
         while True:

@@ -59,6 +59,7 @@ from memory_panel.store.console_index import (
     Numbering,
     attached_realm,
     catch_up_from_audit,
+    first_builds_running,
     generation_connection,
     readonly,
     realm_rows,
@@ -351,7 +352,9 @@ def _ready_index(realm: str) -> RealmIndex | None:
         return None  # gone since discovery
     conn = REALM_INDEX.caught_up(realm, path, stat)
     if conn is not None:
-        if _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
+        # docs/realm-index.md §4: not while the realm's first builds run here (the index was just
+        # copied, and the scan would compete with the search build); the look waits for them.
+        if not first_builds_running(realm) and _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
             _usage_follower.start(realm)
         return RealmIndex(realm, conn)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
