@@ -10,7 +10,10 @@ snapshot) and ``read_delta``/``apply_delta`` (catch up from the audit feed); the
 - handing out the newest generation only when it describes this file (device, inode, schema
   version) and is caught up with its audit feed (docs/realm-index.md §4); otherwise ``None``, and
   the caller falls back (direct reads, or "being built" for search; docs/realm-index.md §7);
-- background builds, one thread per realm and family in a process (docs/realm-index.md §5).
+- background builds, one thread per realm and family in a process; a realm's first builds run
+  one after another, the realm index first (docs/realm-index.md §5);
+- what a build does in SQLite rather than in Python: the realm attached read-only to the new
+  file, and its texts numbered once (docs/realm-index.md §5).
 """
 
 from __future__ import annotations
@@ -26,9 +29,17 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from memory_panel import conf
-from memory_panel.store.realms import connect_readonly, encode_path_segment, realm_path
+from memory_panel.store.realms import (
+    BUSY_TIMEOUT_SECONDS,
+    connect_readonly,
+    encode_path_segment,
+    lenient_text,
+    readonly_uri,
+    realm_path,
+)
 
 logger = logging.getLogger("memory_panel.store.console_index")
 
@@ -56,6 +67,8 @@ class IndexFamily:
     fill: Callable[[str, Path, sqlite3.Connection], int]
     read_delta: Callable[[str, sqlite3.Connection, int, set[str]], Any]
     apply_delta: ApplyDelta
+    # A realm's first indexes are built in this order, lowest first (``start_first_builds``).
+    cold_start_order: int
 
     def directory(self, realm: str) -> Path:
         return conf.persistent_state() / "console" / self.name / encode_path_segment(realm)
@@ -101,6 +114,11 @@ class IndexFamily:
         """Build a new generation in the background, unless one is already being built here."""
         _background(self).start(realm)
 
+    def size(self, realm: str) -> int:
+        """Bytes of the realm's files of this family on disk (0 when it has none)."""
+        directory = self.directory(realm)
+        return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if directory.is_dir() else 0
+
     def __post_init__(self) -> None:
         _families.append(self)
 
@@ -109,19 +127,28 @@ _families: list[IndexFamily] = []
 
 
 def start_first_builds(realm: str) -> None:
-    """docs/realm-index.md §5: a large realm seen for the first time gets every index at once.
+    """docs/realm-index.md §5: a large realm seen for the first time gets every missing index.
 
-    The realm index and the search index are built side by side from cold (each its own thread,
-    most of each build spent inside SQLite), so search is ready when the pages are.
+    One thread builds them one after another, by ``cold_start_order`` (the realm index, then
+    search): on a machine of few cores, two builds side by side would each take about as long as
+    both in turn, and deep pages would wait for search. A build another thread or process already
+    runs is waited for, not repeated; one that fails does not keep the next from being built.
     """
-    for family in _families:
-        if family.newest(realm) is None:
-            family.start_build(realm)
+    _first_builds.start(realm)
 
-    def size(self, realm: str) -> int:
-        """Bytes of the realm's files of this family on disk (0 when it has none)."""
-        directory = self.directory(realm)
-        return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if directory.is_dir() else 0
+
+def first_builds_running(realm: str) -> bool:
+    """Whether this process is building the realm's first indexes in the background right now."""
+    return _first_builds.is_running(realm)
+
+
+def _build_missing(realm: str) -> None:
+    for family in sorted(_families, key=lambda family: family.cold_start_order):
+        if family.newest(realm) is None:
+            try:
+                family.build(realm, wait=True)
+            except Exception:
+                logger.exception("building the %s of realm %r failed; tried again when next asked", family.name, realm)
 
 
 def _reconcile_due(built_at: float, path: Path) -> bool:
@@ -197,6 +224,9 @@ def generation_connection(path: Path) -> sqlite3.Connection:
         for stale in [k for k in cache if Path(k).parent == path.parent]:
             cache.pop(stale).close()
         conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        # A build copies the realm's texts as they are (docs/realm-index.md §5), so one a hand edit
+        # left undecodable is read back as the direct read shows it, never as an error.
+        conn.text_factory = lenient_text
         # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
         # fsync; in WAL, NORMAL still keeps it consistent across a crash.
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -278,9 +308,9 @@ def _high_water(conn: sqlite3.Connection) -> tuple[int, str, str]:
     return int(meta["audit_high_water"]), meta["audit_token"], meta.get("realm_schema", "")
 
 
-def _schema_cookie(source: sqlite3.Connection) -> str:
+def _schema_cookie(source: sqlite3.Connection, db: str = "main") -> str:
     # SQLite's schema cookie: any table or index created, altered or dropped in the realm moves it.
-    return str(source.execute("PRAGMA schema_version").fetchone()[0])
+    return str(source.execute(f"PRAGMA {db}.schema_version").fetchone()[0])
 
 
 def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
@@ -290,11 +320,37 @@ def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bo
     return row is not None and row[0] == token
 
 
-def snapshot_high_water(source: sqlite3.Connection) -> dict[str, str]:
-    """The meta a new generation starts from: the newest audit row of the snapshot being copied."""
-    newest = source.execute("SELECT audit_id, stage_token FROM audit ORDER BY audit_id DESC LIMIT 1").fetchone()
+def snapshot_high_water(out: sqlite3.Connection) -> dict[str, str]:
+    """The meta a new generation starts from: the newest audit row of the attached realm's snapshot."""
+    newest = out.execute(f"SELECT audit_id, stage_token FROM {REALM}.audit ORDER BY audit_id DESC LIMIT 1").fetchone()
     audit_id, token = newest or (0, "")
-    return {"audit_high_water": str(audit_id), "audit_token": token, "realm_schema": _schema_cookie(source)}
+    return {"audit_high_water": str(audit_id), "audit_token": token, "realm_schema": _schema_cookie(out, REALM)}
+
+
+# The schema name a build attaches the realm file under.
+REALM = "realm"
+
+
+class attached_realm:
+    """The realm file attached read-only to a build's connection, in one read transaction.
+
+    docs/realm-index.md §5: a build copies with ``INSERT … SELECT`` from ``realm.<table>``, so
+    rows go from file to file inside SQLite (no row is decoded in Python). ``mode=ro`` keeps the
+    realm file's bytes untouched (docs/store-format.md §1); everything read between entering and
+    leaving the block is one snapshot, and what was written to the new file is committed.
+    """
+
+    def __init__(self, out: sqlite3.Connection, path: Path) -> None:
+        self.out = out
+        out.execute(f"ATTACH DATABASE ? AS {REALM}", (readonly_uri(path),))
+        out.execute("BEGIN")
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.out
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.out.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        self.out.execute(f"DETACH DATABASE {REALM}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,6 +392,49 @@ class Numbering:
             scope = self.scopes[wanted] = len(self.scopes) + 1
             self.conn.execute("INSERT INTO scopes VALUES (?, ?, ?)", (scope, kind, key))
         return scope
+
+
+# docs/realm-index.md §5: a build numbers each distinct text of the attached realm once, here, then
+# copies every row inside SQLite, joined to these maps from the realm's own values to their numbers.
+# The maps live in the build connection's temp schema, never in the generation.
+_NUMBER_MAPS = (
+    "CREATE TEMP TABLE label_of (raw UNIQUE, label INTEGER)",
+    "CREATE TEMP TABLE scope_of (kind_raw, key_raw, kind_label INTEGER, scope INTEGER, UNIQUE (kind_raw, key_raw))",
+    # Answered from the store's (scope_kind, scope_key, status_kind) index, without reading rows.
+    f"INSERT INTO temp.scope_of (kind_raw, key_raw) SELECT DISTINCT scope_kind, scope_key FROM {REALM}.records",
+    f"CREATE TEMP TABLE row_labels AS SELECT DISTINCT status_kind, kind, trust FROM {REALM}.records",
+    "INSERT OR IGNORE INTO temp.label_of (raw) SELECT kind_raw FROM temp.scope_of UNION ALL"
+    " SELECT status_kind FROM temp.row_labels UNION ALL SELECT kind FROM temp.row_labels"
+    " UNION ALL SELECT trust FROM temp.row_labels",
+)
+# Joins the attached realm's row ``r`` to its numbers: ``s.kind_label``, ``s.scope``, ``st.label``
+# (status), ``k.label`` (kind) and ``t.label`` (trust). Unary + drops the realm column's TEXT
+# affinity, so a value matches only a value of its own type, as ``Numbering`` tells them apart.
+NUMBERED_REALM_ROW = (
+    "CROSS JOIN temp.scope_of s ON s.kind_raw = +r.scope_kind AND s.key_raw = +r.scope_key"
+    " CROSS JOIN temp.label_of st ON st.raw = +r.status_kind"
+    " CROSS JOIN temp.label_of k ON k.raw = +r.kind CROSS JOIN temp.label_of t ON t.raw = +r.trust"
+)
+
+
+def number_realm_texts(out: sqlite3.Connection) -> Numbering:
+    """Number every distinct text of the attached realm, and fill the maps ``NUMBERED_REALM_ROW`` joins.
+
+    Python sees each distinct value once (as the direct read decodes it), not once per row.
+    """
+    for statement in _NUMBER_MAPS:
+        out.execute(statement)
+    numbering = Numbering(out)
+    labels = out.execute("SELECT rowid, raw FROM temp.label_of").fetchall()
+    numbered_labels = [(numbering.label(raw), n) for n, raw in labels]
+    out.executemany("UPDATE temp.label_of SET label = ? WHERE rowid = ?", numbered_labels)
+    scopes = out.execute("SELECT rowid, kind_raw, key_raw FROM temp.scope_of").fetchall()
+    numbered = []
+    for n, kind, key in scopes:
+        label = numbering.label(kind)
+        numbered.append((label, numbering.scope(label, key), n))
+    out.executemany("UPDATE temp.scope_of SET kind_label = ?, scope = ? WHERE rowid = ?", numbered)
+    return numbering
 
 
 def _text_key(value: Any) -> tuple[str, Any]:
@@ -443,9 +542,18 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
         target = directory / f"gen-{number}.sqlite3"
         unfinished = target.with_suffix(".partial")
         unfinished.unlink(missing_ok=True)
-        out = sqlite3.connect(unfinished, isolation_level=None)
+        # A URI connection, so the realm can be attached read-only by its URI (docs/realm-index.md §5).
+        out = sqlite3.connect(
+            f"file:{quote(str(unfinished.absolute()))}", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
+        )
+        # Texts a hand edit left undecodable are read as the direct read shows them (numbering, facts).
+        out.text_factory = lenient_text
         try:
-            out.execute("PRAGMA journal_mode=OFF")  # a partial file is thrown away on failure
+            # SQLite attaches only a file of the same text encoding: MobKit writes UTF-8, a file
+            # made some other way may not be.
+            with readonly(path) as source:
+                out.execute(f"PRAGMA encoding = '{source.execute('PRAGMA encoding').fetchone()[0]}'")
+            out.execute("PRAGMA main.journal_mode=OFF")  # a partial file is thrown away on failure
             out.execute("PRAGMA synchronous=OFF")
             out.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")  # the indexes are sorted after the load
             count = family.fill(realm, path, out)
@@ -458,7 +566,7 @@ def write_generation(directory: Path, realm: str, family: IndexFamily, *, wait: 
             )
             # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
             # neither waits for the other (the file records the mode, so it holds after the rename).
-            out.execute("PRAGMA journal_mode=WAL")
+            out.execute("PRAGMA main.journal_mode=WAL")
         finally:
             out.close()
         os.replace(unfinished, target)
@@ -497,6 +605,10 @@ class BackgroundRuns:
             self.running.add(realm)
         threading.Thread(target=self._run, args=(realm,), name=f"{self.label}:{realm}", daemon=True).start()
 
+    def is_running(self, realm: str) -> bool:
+        with self.lock:
+            return realm in self.running
+
     def _run(self, realm: str) -> None:
         while True:
             try:
@@ -512,6 +624,7 @@ class BackgroundRuns:
 
 _builders: dict[str, BackgroundRuns] = {}
 _builders_lock = threading.Lock()
+_first_builds = BackgroundRuns("building the first indexes", _build_missing)
 
 
 def _background(family: IndexFamily) -> BackgroundRuns:

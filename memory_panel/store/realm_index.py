@@ -48,29 +48,33 @@ from memory_panel.cursor import (
     utility_key,
 )
 from memory_panel.store.console_index import (
+    NUMBERED_REALM_ROW,
     NUMBERING_SCHEMA,
+    REALM,
     BackgroundRuns,
     ChangeWatch,
     IndexFamily,
     SCOPE_TEXT,
     NumberedFilters,
     Numbering,
+    attached_realm,
     catch_up_from_audit,
+    first_builds_running,
     generation_connection,
     readonly,
     realm_rows,
+    number_realm_texts,
     set_meta,
     snapshot_high_water,
     start_first_builds,
 )
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
-from memory_panel.store.tile_facts import fact_rows
+from memory_panel.store.tile_facts import fact_rows, usage_sql
 from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
 
 logger = logging.getLogger("memory_panel.store.realm_index")
 
-BUILD_BATCH = 20_000
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
 SCHEMA_VERSION = "4"
 RANK_BYTES = 26  # a utility rank (memory_panel/cursor.py) is below 10**61 < 2**208
@@ -113,8 +117,21 @@ _SOURCE_COLUMNS = (
     f" r.trust, r.supersedes, LENGTH(r.body), {USAGE_COLUMNS}, LENGTH(CAST(r.body AS BLOB))"
 )
 _STEWARD_AUDIT = (
-    "SELECT audit_id, memory_id FROM audit WHERE audit_id > ? AND memory_id IS NOT NULL"
+    "SELECT audit_id, memory_id FROM {db}.audit WHERE audit_id > ? AND memory_id IS NOT NULL"
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
+)
+# docs/realm-index.md §5: every entry of the attached realm, in rowid order (the entries' key order,
+# so each insert appends, and the order SQLite scans the table in: no sort). Only a record ever
+# injected calls back into Python for its utility rank.
+_COPY_ENTRIES = (
+    "INSERT INTO entries SELECT r.rowid, r.memory_id, r.updated, r.created_at_ms, s.kind_label, s.scope, st.label,"
+    " k.label, t.label, r.supersedes, r.chars, r.injected, r.useful,"
+    " CASE WHEN r.injected IS 0 THEN NULL ELSE utility_rank(r.injected, r.useful, r.body_bytes, r.updated) END"
+    f" FROM (SELECT r.rowid AS rowid, r.memory_id, {ORDER_MS} AS updated, r.created_at_ms, r.scope_kind, r.scope_key,"
+    " r.status_kind, r.kind, r.trust, r.supersedes, LENGTH(r.body) AS chars,"
+    f" {usage_sql('injected_count')} AS injected, {usage_sql('judged_useful_count')} AS useful,"
+    " LENGTH(CAST(r.body AS BLOB)) AS body_bytes"
+    f" FROM {REALM}.records r) r {NUMBERED_REALM_ROW} ORDER BY r.rowid"
 )
 # An entry's scope as text, for the rows a page returns.
 _SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
@@ -335,7 +352,9 @@ def _ready_index(realm: str) -> RealmIndex | None:
         return None  # gone since discovery
     conn = REALM_INDEX.caught_up(realm, path, stat)
     if conn is not None:
-        if _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
+        # docs/realm-index.md §4: not while the realm's first builds run here (the index was just
+        # copied, and the scan would compete with the search build); the look waits for them.
+        if not first_builds_running(realm) and _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
             _usage_follower.start(realm)
         return RealmIndex(realm, conn)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
@@ -368,14 +387,19 @@ def _entry(numbering: Numbering, row: tuple) -> tuple:
     rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
     injected, useful, body_bytes = usage
     kind_label = numbering.label(scope_kind)
-    utility = None
-    if int(injected or 0) > 0:  # never injected: no rank, the records order (§3); most records, so skipped fast
-        rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated)
-        utility = rank.to_bytes(RANK_BYTES, "big")
     return (
         rowid, memory_id, updated, created, kind_label, numbering.scope(kind_label, scope_key), numbering.label(status),
-        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful, utility,
+        numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful,
+        _utility_rank(injected, useful, body_bytes, updated),
     )
+
+
+def _utility_rank(injected: object, useful: object, body_bytes: object, updated_at_ms: int) -> bytes | None:
+    """An entry's ``utility``: its rank as bytes, or None when never injected (the records order, §3)."""
+    if int(injected or 0) <= 0:
+        return None
+    rank = utility_rank_of(injected=injected, useful=useful, body_bytes=body_bytes, updated_at_ms=updated_at_ms)
+    return rank.to_bytes(RANK_BYTES, "big")
 
 
 def follow_usage(realm: str) -> None:
@@ -421,7 +445,7 @@ def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched
     priors = {row[9] for row in rows if isinstance(row[9], str)} - touched
     rows += _source_rows(source, priors)
     changed = touched | priors
-    steward = source.execute(_STEWARD_AUDIT, (high_water,)).fetchall()
+    steward = source.execute(_STEWARD_AUDIT.format(db="main"), (high_water,)).fetchall()
     facts = fact_rows(source.cursor(), ids=changed)
     return rows, changed, steward, facts
 
@@ -498,40 +522,31 @@ def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
-    count = _copy_snapshot(path, out)
+    out.create_function("utility_rank", 4, _utility_rank, deterministic=True)
+    with attached_realm(out, path):
+        count = _copy_snapshot(out)
     for statement in _INDEXES:
         out.execute(statement)
     return count
 
 
-def _copy_snapshot(path: Path, out: sqlite3.Connection) -> int:
-    """Copy keys, holdings and steward audit rows, all from one read transaction of the realm.
+def _copy_snapshot(out: sqlite3.Connection) -> int:
+    """Copy keys, holdings, steward audit rows and tile facts from the attached realm's one snapshot.
 
-    Rows arrive in rowid order, which is the entries' key order: every insert is an append.
+    docs/realm-index.md §5: all of it ``INSERT … SELECT`` inside SQLite; Python numbers each
+    distinct text once and ranks the few records ever injected.
     """
-    count = 0
-    numbering = Numbering(out)
-    holdings: dict[tuple[int, int], list[int]] = {}
-    with readonly(path) as source:
-        source.execute("BEGIN")
-        try:
-            out.execute("BEGIN")
-            rows = source.execute(f"SELECT {_SOURCE_COLUMNS} FROM records r ORDER BY r.rowid")
-            while batch := rows.fetchmany(BUILD_BATCH):
-                entries = [_entry(numbering, row) for row in batch]
-                out.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * 14)})", entries)
-                for entry in entries:
-                    bucket = holdings.setdefault((entry[5], entry[6]), [0, 0])
-                    bucket[0] += 1
-                    bucket[1] += entry[10] or 0
-                count += len(batch)
-            out.executemany("INSERT INTO holdings VALUES (?, ?, ?, ?)", [(*k, *v) for k, v in sorted(holdings.items())])
-            out.executemany("INSERT INTO steward_audit VALUES (?, ?)", source.execute(_STEWARD_AUDIT, (0,)))
-            out.executemany("INSERT INTO tile_facts VALUES (?, ?, ?, ?)", _fact_entries(numbering, fact_rows(source.cursor())))
-            set_meta(out, **snapshot_high_water(source))
-            out.execute("COMMIT")
-        finally:
-            source.rollback()
+    numbering = number_realm_texts(out)
+    count = out.execute(_COPY_ENTRIES).rowcount
+    # GROUP BY hands the buckets over in key order: each insert appends.
+    out.execute(
+        "INSERT INTO holdings SELECT scope, status, COUNT(*), COALESCE(SUM(body_chars), 0) FROM entries"
+        " GROUP BY scope, status"
+    )
+    out.execute(f"INSERT INTO steward_audit {_STEWARD_AUDIT.format(db=REALM)}", (0,))
+    facts = _fact_entries(numbering, fact_rows(out.cursor(), db=REALM))
+    out.executemany("INSERT INTO tile_facts VALUES (?, ?, ?, ?)", facts)
+    set_meta(out, **snapshot_high_water(out))
     return count
 
 
@@ -541,6 +556,7 @@ REALM_INDEX = IndexFamily(
     fill=_fill_generation,
     read_delta=_read_delta,
     apply_delta=_apply_delta,
+    cold_start_order=0,
 )
 
 
