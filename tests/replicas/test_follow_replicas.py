@@ -16,8 +16,7 @@ from memory_panel.selectors import replicas as replica_selectors
 from memory_panel.simulator.store_writer import agent, identity_scope
 from memory_panel.store.realms import forget_realm_connections, realm_names, replica_txid
 from mobkit_console.timeline.watcher import RealmWatcher
-from tests.replicas.conftest import LABEL, Hosts
-from tests.support.litestream import kill, wait_for
+from tests.support.litestream import LABEL, Hosts, kill, wait_for
 from tests.support.postures import LEAD
 from tests.support.rpc import panel
 from tests.support.sockets import open_socket, receive_events, token_for

@@ -1,10 +1,10 @@
 """An agent host shipping its realms with a real ``litestream replicate``, and a console host running
 ``manage.py follow_replicas`` against that replica store (docs/replicas.md).
 
-The agent host's ``litestream.yml`` is the one docs/replicas.md §6 prescribes: one ``dbs:`` entry
-per realm file, each read through a link whose name has no ``%`` (Litestream opens its database
-through an SQLite URI, which would decode ``team%3Ablue`` into another file name), replicated to
-``<replica>/<encoded realm>.sqlite3``.
+The agent host's ``litestream.yml`` is the one docs/replicas.md §6 prescribes, written by
+``bin/litestream-agent-config``: one ``dbs:`` entry per realm file, each read through a link whose
+name has no ``%`` (Litestream opens its database through an SQLite URI, which would decode
+``team%3Ablue`` into another file name), replicated to ``<replica>/<encoded realm>.sqlite3``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from memory_panel.replicas import litestream_binary
+from memory_panel.simulator.store_writer import agent, identity_scope
 from memory_panel.store.realms import REALM_SUFFIX
+from tests.support.postures import LEAD, SCOUT
 from tests.support.servers import PYTHON, REPO, deployment_env
+from tests.support.written import TAINT, Scribe, new_scribe
+
+LABEL = "east"
+# docs/store-format.md §1.1: "team:blue" is written team%3Ablue.sqlite3, the name Litestream mangles.
+REALMS = ("default", "team:blue")
 
 
 def wait_for(check: Callable[[], Any], *, timeout_s: float, what: str, every_s: float = 0.1) -> Any:
@@ -36,23 +43,11 @@ def wait_for(check: Callable[[], Any], *, timeout_s: float, what: str, every_s: 
         time.sleep(every_s)
 
 
-def link_name(file_name: str) -> str:
-    """docs/replicas.md §6: the realm file's name with each '%' written '='; SQLite decodes no '='."""
-    return file_name.replace("%", "=")
-
-
-def agent_host_config(agent_memory: Path, links: Path, replica: Path) -> str:
-    """The agent host's litestream.yml for every realm file now in ``agent_memory`` (links made too)."""
-    links.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for realm_file in sorted(agent_memory.glob(f"*{REALM_SUFFIX}")):
-        link = links / link_name(realm_file.name)
-        for suffix in ("", "-wal"):  # Litestream reads the WAL by its own name, beside the link
-            target = link.with_name(link.name + suffix)
-            if not target.is_symlink():
-                target.symlink_to(realm_file.with_name(realm_file.name + suffix))
-        entries.append(f"  - path: {link}\n    replica:\n      type: file\n      path: {replica / realm_file.name}\n")
-    return "dbs:\n" + "".join(entries)
+def agent_host_config(persistent_state: Path, replica: Path) -> str:
+    """The agent host's litestream.yml, as bin/litestream-agent-config writes it (its links made too)."""
+    result = subprocess.run([PYTHON, str(REPO / "bin" / "litestream-agent-config"), str(persistent_state),
+                             f"file://{replica}"], capture_output=True, text=True, check=True)
+    return result.stdout
 
 
 @dataclass
@@ -66,7 +61,7 @@ class AgentHost:
 
     def start(self) -> AgentHost:
         config = self.work / "litestream.yml"
-        config.write_text(agent_host_config(self.agent_memory, self.work / "links", self.replica))
+        config.write_text(agent_host_config(self.agent_memory.parent, self.replica))
         self.process = subprocess.Popen(
             [str(litestream_binary()), "replicate", "-config", str(config)],
             stdout=open(self.work / "replicate.log", "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -142,3 +137,46 @@ class ConsoleHost:
 
 def kill(pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
+
+
+@dataclass
+class Hosts:
+    """The agent host's scribes (``scribes["team:blue"]`` writes there and keeps the account of
+    every row), its ``litestream replicate`` and the console host's ``follow_replicas``."""
+
+    scribes: dict[str, Scribe]
+    agent: AgentHost
+    console: ConsoleHost
+    source_url: str
+
+    def stop(self) -> None:
+        self.console.stop()
+        self.agent.stop()
+        for scribe in self.scribes.values():
+            scribe.writer.close()
+
+
+def hosts_start(base: Path, *, notes: int = 6) -> Hosts:
+    """``REALMS`` written on an agent host (one quarantined note each), shipped, and followed as ``LABEL``."""
+    agent_memory = base / "agent" / "agent-memory"
+    agent_memory.mkdir(parents=True)
+    scribes: dict[str, Scribe] = {}
+    for realm in REALMS:
+        scribe = scribes[realm] = new_scribe(agent_memory, realm)
+        for i in range(notes):
+            key, quarantined = LEAD if i % 2 else SCOUT, i == 4
+            scribe.remember(identity_scope(realm, key), f"{realm} note {i}", f"{realm} body {i}",
+                            author=agent(key) if quarantined else {"author": "application"},
+                            gate_reason=TAINT if quarantined else None)
+    replica = base / "replica"
+    agent_host = AgentHost(agent_memory, replica, base / "agent").start()
+    source_url = f"file://{replica}"
+    hosts = Hosts(scribes, agent_host, ConsoleHost(base / "console-state", {LABEL: source_url}).start(), source_url)
+    try:
+        for realm in REALMS:
+            wait_for(lambda: hosts.console.follower_pid(f"{LABEL}/{realm}"), timeout_s=30,
+                     what=f"follow_replicas following {LABEL}/{realm}")
+    except BaseException:
+        hosts.stop()
+        raise
+    return hosts
