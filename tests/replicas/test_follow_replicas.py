@@ -189,3 +189,22 @@ async def test_a_quarantined_write_reaches_reviewers_sockets_with_the_qualified_
     assert found[0]["data"]["realm"] == "east/default"
     assert found[0]["data"]["scope_key"] == LEAD
     assert memory_id
+
+
+def test_every_surface_names_the_replica_realm_by_its_qualified_name(replica_console: Hosts, console):
+    realm = "east/team:blue"
+    try:
+        switched = console.post("/console/memory/realm/", {"realm": realm, "next": "/console/memory/records/"})
+        assert switched.status_code == 303
+        page = console.get("/console/memory/records/").content.decode()
+        assert "team:blue note 5" in page and "default note 5" not in page  # the switcher's realm only
+        assert '<option value="east/team:blue" selected' in page or 'value="east/team:blue"' in page
+        csv = b"".join(console.get("/console/memory/records.csv", {"realm": realm}).streaming_content).decode()
+        assert "east/team:blue" in csv and "team:blue note 3" in csv
+        found = panel(console, "search", {"query": "note 3", "realm": realm}).result
+        assert found["realms"] == [realm]
+        assert [row["title"] for row in found["records"]] == ["team:blue note 3"]
+        listing = console.get("/console/").content.decode()
+        assert all(name in listing for name in ("east/default", "east/team:blue", "local"))
+    finally:
+        forget_realm_connections()
