@@ -1,10 +1,14 @@
 """Keeping the local copies of other hosts' realms current: ``manage.py follow_replicas``.
 
 The copying is Litestream's: one ``litestream restore -f`` (follow mode) per realm database found
-in a replica source, writing ``<state>/console/replicas/<label>/<encoded realm>.sqlite3``. This
-module only finds the databases, starts a follower for each, watches it, restarts it when it dies,
-and writes what it sees to ``followers.json`` beside the copies, which the console's health answer
-reads (docs/replicas.md §3, §5). It never opens a copy itself.
+in a replica source, the copy being ``<state>/console/replicas/<label>/<encoded realm>.sqlite3``.
+This module only finds the databases, starts a follower for each, watches it, restarts it when it
+dies, and writes what it sees to ``followers.json`` beside the copies, which the console's health
+answer reads (docs/replicas.md §3, §5). It never opens a copy itself.
+
+Each start restores afresh into ``.restoring/`` and, once Litestream follows that file, renames it
+over the copy (docs/replicas.md §3): the console keeps serving the last copy meanwhile, and
+Litestream 0.5.17's refusal to resume follow mode past its newest snapshot never arises.
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ STATUS_FILE = "followers.json"
 # ran this long before dying starts again at once (docs/replicas.md §3).
 MAX_BACKOFF_S = 30.0
 HEALTHY_RUN_S = 60.0
-# Litestream 0.5.17 refuses to resume follow mode when the copy is past the newest snapshot, which
-# is the usual case after a restart; a fresh restore is the way on (docs/replicas.md §3).
-RESTORE_AFRESH = ("cannot resume follow mode",)
+# Litestream logs this once it holds the restored file open and applies to it from then on.
+FOLLOWING = "entering follow mode"
+RESTORING_DIR = ".restoring"
 OUTPUT_LINES_KEPT = 20
 
 
@@ -119,8 +123,8 @@ class Follower:
     started_wall_ms: int = 0
     restarts: int = 0
     next_start: float = 0.0
+    following: bool = False  # Litestream follows the file that is now the copy
     last_error: str | None = None
-    restore_afresh: bool = False
     output_lines: collections.deque = field(default_factory=lambda: collections.deque(maxlen=OUTPUT_LINES_KEPT))
 
     def step(self, now: float) -> None:
@@ -129,18 +133,21 @@ class Follower:
         if self.process is None and now >= self.next_start:
             self._start(now)
 
+    @property
+    def restoring(self) -> Path:
+        return self.output.parent / RESTORING_DIR / self.output.name
+
     def _start(self, now: float) -> None:
-        txid_file = self.output.with_name(self.output.name + TXID_SUFFIX)
-        if self.restore_afresh or (self.output.exists() and not txid_file.exists()):
-            # A copy without its -txid file (or one Litestream will not resume) can only be restored anew.
-            for suffix in ("", "-wal", "-shm", TXID_SUFFIX):
-                self.output.with_name(self.output.name + suffix).unlink(missing_ok=True)
-            self.restore_afresh = False
-        self.output.parent.mkdir(parents=True, exist_ok=True)
+        # Always a fresh restore: 0.5.17 will not resume a copy past the replica's newest snapshot
+        # ("saved TXID … is ahead of latest snapshot"), which a restart almost always finds.
+        for suffix in ("", "-wal", "-shm", TXID_SUFFIX, ".tmp"):
+            self.restoring.with_name(self.restoring.name + suffix).unlink(missing_ok=True)
+        self.restoring.parent.mkdir(parents=True, exist_ok=True)
         self.output_lines.clear()
+        self.following = False
         self.process = subprocess.Popen(
             [str(self.binary), "restore", "-f", "-follow-interval", f"{self.interval_ms}ms",
-             "-o", str(self.output), self.url],
+             "-o", str(self.restoring), self.url],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             preexec_fn=_die_with_parent,
         )
@@ -148,26 +155,38 @@ class Follower:
         self.started_wall_ms = time.time_ns() // 1_000_000
         threading.Thread(target=self._read_output, args=(self.process,), daemon=True,
                          name=f"litestream:{self.realm}").start()
-        logger.info("following %s into %s (pid %d)", self.realm, self.output, self.process.pid)
+        logger.info("restoring %s into %s (pid %d)", self.realm, self.restoring, self.process.pid)
 
     def _read_output(self, process: subprocess.Popen) -> None:
-        for line in process.stdout:
-            self.output_lines.append(line.rstrip())
-            logger.debug("%s: %s", self.realm, line.rstrip())
+        with process.stdout:
+            for line in process.stdout:
+                self.output_lines.append(line.rstrip())
+                logger.debug("%s: %s", self.realm, line.rstrip())
+                if FOLLOWING in line and process.poll() is None:
+                    self._take_over()
+
+    def _take_over(self) -> None:
+        """The restored file becomes the copy: Litestream keeps applying to the same open file, now
+        under the copy's name, and writes its TXID where ``<copy>-txid`` points (docs/replicas.md §3)."""
+        os.replace(self.restoring, self.output)
+        txid_link = self.output.with_name(self.output.name + TXID_SUFFIX)
+        txid_link.unlink(missing_ok=True)
+        txid_link.symlink_to(Path(RESTORING_DIR) / (self.restoring.name + TXID_SUFFIX))
+        self.following = True
+        logger.info("following %s into %s", self.realm, self.output)
 
     def _ended(self, now: float) -> None:
         code = self.process.wait()
-        self.process.stdout.close()
-        said = [line for line in self.output_lines if "error" in line.lower()] or list(self.output_lines)
-        self.last_error = f"exited with {code}: {said[-1] if said else 'no output'}"
-        self.restore_afresh = any(marker in line for line in said for marker in RESTORE_AFRESH)
+        self.following = False
+        said = [line for line in self.output_lines if "error" in line.lower()]
+        how = f"killed by signal {-code}" if code < 0 else f"exited with {code}"
+        self.last_error = f"{how}: {said[-1]}" if said else how
         self.process = None
         ran = now - self.started_at
         self.restarts += 1
-        backoff = 0.0 if ran >= HEALTHY_RUN_S or self.restore_afresh else min(MAX_BACKOFF_S, 2.0 ** min(self.restarts - 1, 5))
+        backoff = 0.0 if ran >= HEALTHY_RUN_S else min(MAX_BACKOFF_S, 2.0 ** min(self.restarts - 1, 5))
         self.next_start = now + backoff
-        logger.warning("follower of %s %s; %s in %.0f s", self.realm, self.last_error,
-                       "restoring afresh" if self.restore_afresh else "starting again", backoff)
+        logger.warning("follower of %s %s; restoring afresh in %.0f s", self.realm, self.last_error, backoff)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -181,7 +200,7 @@ class Follower:
     def status(self, source_newest: int | None) -> dict:
         running = self.process is not None and self.process.poll() is None
         return {
-            "state": "following" if running else "restarting",
+            "state": ("following" if self.following else "restoring") if running else "restarting",
             "pid": self.process.pid if running else None,
             "since_ms": self.started_wall_ms if running else None,
             "restarts": self.restarts,

@@ -29,7 +29,7 @@ class ReplicaLag:
     txid: int | None  # the last transaction applied to the copy
     source_txid: int | None  # the newest the source held at the supervisor's last look
     current_at_ms: int | None  # the last moment the copy was known to be up to date
-    follower: str  # following · restarting · not running
+    follower: str  # following · restoring · restarting · not running
     problem: str | None  # why the copy is flagged as stale; None when it is following
 
     @property
@@ -76,7 +76,9 @@ def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
         follower, problem = "not running", "follow_replicas does not follow this realm"
     else:
         follower = copy["state"]
-        if follower != "following":
+        if follower == "restoring":
+            problem = "its follower is restoring a fresh copy (the last copy is served meanwhile)"
+        elif follower != "following":
             problem = f"its follower is restarting ({copy.get('last_error') or 'no reason given'})"
         elif txid is not None and source_txid is not None and txid >= source_txid:
             current_at_ms = status["written_at_ms"]  # checked equal to the source at that moment
