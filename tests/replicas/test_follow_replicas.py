@@ -17,10 +17,10 @@ from memory_panel.simulator.store_writer import agent, identity_scope
 from memory_panel.store.realms import forget_realm_connections, realm_names, replica_txid
 from mobkit_console.timeline.watcher import RealmWatcher
 from tests.support.litestream import LABEL, Hosts, kill, wait_for
-from tests.support.postures import LEAD
+from tests.support.postures import LEAD, SCOUT
 from tests.support.rpc import panel
 from tests.support.sockets import open_socket, receive_events, token_for
-from tests.support.written import TAINT, newest_first
+from tests.support.written import TAINT, new_scribe, newest_first, reviewer_only
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +201,25 @@ def test_every_surface_names_the_replica_realm_by_its_qualified_name(replica_con
         assert all(name in listing for name in ("east/default", "east/team:blue", "local"))
     finally:
         forget_realm_connections()
+
+
+def test_access_toml_grants_the_same_scopes_in_a_replica_realm(replica_console: Hosts, console, posture):
+    posture("scout_only")  # everyone reads identity:scout alone, and no one reviews quarantine
+    rows = newest_first(replica_console.scribes["default"].rows.values())
+    want = [replace(row, realm="east/default").list_row() for row in rows
+            if row.scope_key == SCOUT and not reviewer_only(row)]
+    assert want and served(console, "east/default") == want
+
+
+def test_a_realm_that_appears_later_on_the_agent_host_is_followed(replica_console: Hosts, console, tmp_path):
+    agent_memory = replica_console.agent.agent_memory
+    later = new_scribe(agent_memory, "ops:night")
+    try:
+        row = later.remember(identity_scope("ops:night", LEAD), "Night shift handover", "Keys under the mat.")
+        replica_console.agent.restart()  # docs/replicas.md §6: the agent host's config names each file
+        wait_for(lambda: "east/ops:night" in realm_names(), timeout_s=VISIBLE_WITHIN_S,
+                 what="follow_replicas picking up east/ops:night")
+        wait_for(lambda: visible(console, "east/ops:night", row.id), timeout_s=VISIBLE_WITHIN_S,
+                 what="the new realm's record served")
+    finally:
+        later.writer.close()
