@@ -14,6 +14,7 @@ Litestream 0.5.17's refusal to resume follow mode past its newest snapshot never
 from __future__ import annotations
 
 import collections
+import ctypes
 import json
 import logging
 import os
@@ -99,14 +100,22 @@ def source_txid(url: str, database: str) -> int | None:
     return newest or None
 
 
+def _libc_prctl():
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:  # not Linux: stop() ends the followers, a killed supervisor leaves them
+        return None
+
+
+# Loaded here, in the parent: between fork and exec the child may take no lock (imports included).
+_PRCTL = _libc_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
     """A follower must not outlive its supervisor, even one killed outright (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @dataclass
