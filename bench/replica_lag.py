@@ -18,24 +18,15 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mobkit_console.settings")
-os.environ.setdefault("DJANGO_SECRET_KEY", "replica-lag-bench")
-
-import django  # noqa: E402
-
-django.setup()
-
-from memory_panel.simulator.store_writer import identity_scope  # noqa: E402
-from memory_panel.store.realms import connect_readonly, encode_path_segment  # noqa: E402
-from tests.support.litestream import AgentHost, ConsoleHost, wait_for  # noqa: E402
-from tests.support.written import new_scribe  # noqa: E402
 
 POLL_S = 0.02
+WATCH_S = 0.25  # MOBKIT_TIMELINE_FOLLOW_INTERVAL_S's default
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -44,6 +35,8 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def copy_holds(copy: Path, memory_id: str) -> bool:
+    from memory_panel.store.realms import connect_readonly
+
     try:
         conn = connect_readonly(copy)
     except Exception:  # noqa: BLE001 - a copy being restored afresh is briefly absent
@@ -66,14 +59,30 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="replica-lag-") as tmp:
-        base = args.keep or Path(tmp)
+        base = (args.keep or Path(tmp)).absolute()
+        replica = base / "replica"
+        # The console in this process: the console host's state, its database and its source.
+        os.environ.update(DJANGO_SETTINGS_MODULE="mobkit_console.settings", DJANGO_SECRET_KEY="replica-lag-bench",
+                          MOBKIT_PERSISTENT_STATE=str(base / "console-state"),
+                          MOBKIT_REPLICA_SOURCES=f"east=file://{replica}")
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        from memory_panel.simulator.store_writer import identity_scope
+        from memory_panel.store.realms import encode_path_segment
+        from mobkit_console.timeline.watcher import RealmWatcher
+        from tests.support.litestream import AgentHost, ConsoleHost, wait_for
+        from tests.support.written import new_scribe
+
+        call_command("migrate", verbosity=0)
         agent_memory = base / "agent" / "agent-memory"
         agent_memory.mkdir(parents=True)
         names = ["team:blue"] + [f"realm-{i:02d}" for i in range(1, args.realms)]
         scribes = {name: new_scribe(agent_memory, name) for name in names}
         for name, scribe in scribes.items():
             scribe.remember(identity_scope(name, "identity:lead"), "first", "first note")
-        replica = base / "replica"
         agent = AgentHost(agent_memory, replica, base / "agent").start()
         console = ConsoleHost(base / "console-state", {"east": f"file://{replica}"},
                               interval_ms=args.follow_interval_ms).start()
@@ -83,7 +92,26 @@ def main() -> None:
                 wait_for(lambda: (copies / f"{encode_path_segment(name)}.sqlite3-txid").exists(), timeout_s=60,
                          what=f"the copy of {name}")
             lags: list[tuple[float, str, float]] = []  # (lag, realm, written at: Unix seconds)
-            pending: dict[str, tuple[Path, float]] = {}
+            pending: dict[str, tuple[str, float, float]] = {}
+            written_at: dict[str, float] = {}
+            timeline: list[float] = []
+            stop = threading.Event()
+
+            def watch() -> None:
+                watcher = RealmWatcher(broadcast=lambda rows: None)
+                try:
+                    while not stop.is_set():
+                        for event in watcher.poll_once():
+                            at = written_at.get(event.data.get("record_id"))
+                            if event.event_type == "memory.record.remembered" and at is not None:
+                                timeline.append(time.monotonic() - at)
+                        stop.wait(WATCH_S)
+                finally:
+                    watcher.close()
+
+            watching = threading.Thread(target=watch, daemon=True)
+            watching.start()
+            time.sleep(1)  # its first poll marks the copies' ends
             next_write = time.monotonic()
             written = 0
             while written < args.writes or pending:
@@ -93,6 +121,7 @@ def main() -> None:
                     memory_id = scribes[name].remember(identity_scope(name, "identity:lead"),
                                                        f"lag probe {written}", f"probe body {written}").id
                     pending[memory_id] = (name, time.monotonic(), time.time())
+                    written_at[memory_id] = pending[memory_id][1]
                     written += 1
                     next_write += args.gap_s
                 for memory_id, (name, at, wall) in list(pending.items()):
@@ -102,6 +131,9 @@ def main() -> None:
                     elif time.monotonic() - at > 60:
                         raise SystemExit(f"write {memory_id} not on the console after 60 s")
                 time.sleep(POLL_S)
+            wait_for(lambda: len(timeline) >= args.writes, timeout_s=60, what="every write on the timeline")
+            stop.set()
+            watching.join()
         finally:
             console.stop()
             agent.stop()
@@ -113,6 +145,9 @@ def main() -> None:
           f"follow_replicas --follow-interval-ms {args.follow_interval_ms}")
     print(f"write → console read, ms: p50 {percentile(ms, 50):.0f}  p90 {percentile(ms, 90):.0f}  "
           f"p99 {percentile(ms, 99):.0f}  max {max(ms):.0f}  mean {statistics.fmean(ms):.0f}")
+    events = [lag * 1000 for lag in timeline]
+    print(f"write → timeline event, ms: p50 {percentile(events, 50):.0f}  p90 {percentile(events, 90):.0f}  "
+          f"p99 {percentile(events, 99):.0f}  max {max(events):.0f}")
     slowest = sorted(lags, reverse=True)[:3]
     print("slowest: " + ", ".join(f"{name} {lag * 1000:.0f} ms (written {time.strftime('%H:%M:%S', time.gmtime(wall))})"
                                   for lag, name, wall in slowest))
