@@ -223,3 +223,33 @@ def test_a_realm_that_appears_later_on_the_agent_host_is_followed(replica_consol
                  what="the new realm's record served")
     finally:
         later.writer.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_timeline_tells_each_write_once_across_a_follower_restart(replica_console: Hosts):
+    watcher = RealmWatcher(broadcast=lambda rows: None)
+    told: list[str] = []
+
+    def poll_until(memory_id: str) -> None:
+        def seen() -> bool:
+            told.extend(event.data.get("record_id") for event in watcher.poll_once())
+            return memory_id in told
+        wait_for(seen, timeout_s=VISIBLE_WITHIN_S, what=f"{memory_id} on the timeline", every_s=0.2)
+
+    try:
+        watcher.poll_once()  # the copies' current ends
+        before = remember_on_agent_host(replica_console, "default", "Before the restart")
+        poll_until(before)
+        first = replica_console.console.follower_pid("east/default")
+        kill(first)
+        wait_for(lambda: (lambda s: s and s["copies"]["east/default"]["state"] == "following"
+                          and s["copies"]["east/default"]["pid"] != first)(replica_console.console.status()),
+                 timeout_s=VISIBLE_WITHIN_S, what="the follower following again")
+        after = remember_on_agent_host(replica_console, "default", "After the restart")
+        poll_until(after)
+        for _ in range(5):  # a few more polls: nothing is told again from the new copy
+            told.extend(event.data.get("record_id") for event in watcher.poll_once())
+            time.sleep(0.2)
+    finally:
+        watcher.close()
+    assert told.count(before) == 1 and told.count(after) == 1, told
