@@ -47,3 +47,13 @@ def realm_index_background() -> bool:
 
 def ledger_health_endpoint() -> str | None:
     return getattr(settings, "MOBKIT_LEDGER_HEALTH_ENDPOINT", None)
+
+
+def replica_sources() -> dict[str, str]:
+    """Label → Litestream replica URL of every other host followed (docs/replicas.md §2)."""
+    return dict(getattr(settings, "MOBKIT_REPLICA_SOURCES", {}))
+
+
+def replica_copies_root() -> Path:
+    """Where ``follow_replicas`` keeps the local copies: ``<it>/<label>/<encoded realm>.sqlite3``."""
+    return persistent_state() / "console" / "replicas"

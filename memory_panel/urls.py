@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_panel.views import export, knowledge, ledger, memory, pipeline, realm_choice, tiles
+from memory_panel.views import export, knowledge, ledger, memory, pipeline, realm_choice, replicas, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
@@ -21,4 +21,5 @@ urlpatterns: list = [
     path("memory/recall/", ledger.recall, name="memory-recall"),
     path("memory/legacy/", ledger.legacy, name="memory-legacy"),
     path("memory/realm/", realm_choice.realm_switch, name="memory-realm"),
+    path("replicas/health", replicas.replicas_health, name="replicas-health"),
 ]

@@ -10,6 +10,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.origins import origin_parse
+from mobkit_console.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
 from mobkit_console.secret_key import installation_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -56,6 +57,13 @@ MOBKIT_REALM_INDEX_USAGE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_USAGE_
 MOBKIT_REALM_INDEX_BACKGROUND = True
 
 CONSOLE_STATE_DIR = MOBKIT_PERSISTENT_STATE / "console"
+
+# Other hosts' realms, followed as Litestream copies by manage.py follow_replicas (docs/replicas.md):
+# label → replica URL. A bad value stops start-up with what is wrong, never a half-followed host.
+try:
+    MOBKIT_REPLICA_SOURCES = replica_sources_parse(os.environ.get("MOBKIT_REPLICA_SOURCES", ""))
+except ReplicaSourcesInvalid as _error:
+    raise ImproperlyConfigured(f"MOBKIT_REPLICA_SOURCES: {_error}") from None
 
 DEBUG = _env_flag("DJANGO_DEBUG", False)
 # Never the public development key outside DEBUG: without DJANGO_SECRET_KEY, a key generated once

@@ -35,6 +35,7 @@ from memory_panel import conf
 from memory_panel.store.realms import (
     BUSY_TIMEOUT_SECONDS,
     connect_readonly,
+    copy_change_stamp,
     encode_path_segment,
     lenient_text,
     readonly_uri,
@@ -634,9 +635,9 @@ def _background(family: IndexFamily) -> BackgroundRuns:
 
 @dataclass(frozen=True)
 class _Look:
-    conn: sqlite3.Connection
+    conn: sqlite3.Connection | None  # None for a replica copy: never pinned (docs/replicas.md §4)
     inode: int
-    data_version: int
+    data_version: object
     at: float
 
 
@@ -646,6 +647,8 @@ class ChangeWatch:
     One pinned read-only connection per realm file: SQLite moves its ``PRAGMA data_version``
     whenever another connection commits, so an unchanged realm costs one pragma per period.
     The first look in a process counts as a change (the index may be older than the process).
+    A replica copy is not held open (its follower would wait for the connection): its follower's
+    ``-txid`` file says when it last applied a transaction.
     """
 
     def __init__(self) -> None:
@@ -657,11 +660,16 @@ class ChangeWatch:
         with self.lock:
             look = self.looks.get(str(path))
             if look is not None and look.inode != stat.st_ino:
-                look.conn.close()
+                if look.conn is not None:
+                    look.conn.close()
                 look = None
             if look is not None and now - look.at < period:
                 return False
-            conn = look.conn if look is not None else connect_readonly(path)
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            stamp = copy_change_stamp(path)
+            if stamp is not None:
+                conn, version = None, stamp
+            else:
+                conn = look.conn if look is not None else connect_readonly(path)
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
             self.looks[str(path)] = _Look(conn, stat.st_ino, version, now)
             return look is None or version != look.data_version

@@ -3,10 +3,17 @@
 Realm files belong to the MobKit runtime. Every connection made here is a SQLite ``mode=ro`` URI
 with ``PRAGMA query_only``, so no code path in the console can create, migrate, lock for write or
 delete anything in them (docs/store-format.md §1).
+
+A realm is either local (a file under the agent-memory directory, its bare name) or a replica
+realm ``<label>/<realm>``: the copy ``manage.py follow_replicas`` keeps of another host's realm
+under ``<state>/console/replicas/<label>/`` (docs/replicas.md §1). Litestream applies each
+transaction to a copy only once no reader holds it open, so connections to copies are never
+pinned, and their changes are seen through the follower's ``-txid`` file (docs/replicas.md §4).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -21,10 +28,16 @@ from django.dispatch import receiver
 
 from memory_panel.errors import InvalidParams, StoreFailed, UnknownRealm
 
+logger = logging.getLogger("memory_panel.store.realms")
+
 REALM_SUFFIX = ".sqlite3"
 # The longest file name the file systems MobKit runs on allow (NAME_MAX on Linux and macOS).
 FILE_NAME_MAX = 255
 REALM_ALIAS_PREFIX = "realm:"
+# Between a replica's label and the realm's own name: ``east/team:blue``.
+REPLICA_SEPARATOR = "/"
+# Written beside a copy by Litestream's follow mode after each applied transaction: its TXID.
+TXID_SUFFIX = "-txid"
 # The runtime may hold a write transaction; a read waits this long before reporting the realm busy.
 BUSY_TIMEOUT_SECONDS = 5.0
 
@@ -75,26 +88,73 @@ def agent_memory_root() -> Path:
     return conf.agent_memory_root()
 
 
-def realm_path(name: str) -> Path:
-    """Where realm ``name`` lives; a name no file could carry is bad input, not an OS error."""
+def replica_parts(name: str) -> tuple[str, str] | None:
+    """``(label, realm)`` when ``name`` is a replica realm of a configured source, else None."""
+    label, sep, realm = name.partition(REPLICA_SEPARATOR)
+    if sep and realm and label in conf.replica_sources():
+        return label, realm
+    return None
+
+
+def is_replica(name: str) -> bool:
+    return replica_parts(name) is not None
+
+
+def replica_name(label: str, realm: str) -> str:
+    return f"{label}{REPLICA_SEPARATOR}{realm}"
+
+
+def realm_file_name(name: str) -> str:
+    """``<encoded realm>.sqlite3``; a name no file could carry is bad input, not an OS error."""
     file_name = f"{encode_path_segment(name)}{REALM_SUFFIX}"
     if len(file_name) > FILE_NAME_MAX:  # encoded names are ASCII: characters are bytes
         raise InvalidParams(
             f"realm is too long: its file name would be {len(file_name)} bytes, the file system allows {FILE_NAME_MAX}"
         )
-    return agent_memory_root() / file_name
+    return file_name
+
+
+def realm_path(name: str) -> Path:
+    """Where realm ``name`` lives: the runtime's file, or for a replica realm the follower's copy."""
+    parts = replica_parts(name)
+    if parts is not None:
+        label, realm = parts
+        return conf.replica_copies_root() / label / realm_file_name(realm)
+    return agent_memory_root() / realm_file_name(name)
+
+
+def _stems(directory: Path) -> list[str]:
+    if not directory.is_dir():
+        return []
+    return [
+        decode_path_segment(entry.name[: -len(REALM_SUFFIX)])
+        for entry in directory.iterdir()
+        if entry.name.endswith(REALM_SUFFIX) and entry.is_file()
+    ]
+
+
+_shadowed_logged: set[str] = set()
 
 
 def realm_names() -> list[str]:
-    """Every realm with a store file, sorted; read from the directory each call so files come and go."""
-    root = agent_memory_root()
-    if not root.is_dir():
-        return []
-    names = {
-        decode_path_segment(entry.name[: -len(REALM_SUFFIX)])
-        for entry in root.iterdir()
-        if entry.name.endswith(REALM_SUFFIX) and entry.is_file()
-    }
+    """Every realm with a store file, sorted; read from the directories each call so files come and go.
+
+    Local realms keep their bare names; each followed copy is ``<label>/<realm>``. A local realm
+    whose name would read as a replica realm (``east/x`` while ``east`` is a label) is not served:
+    the name means the replica's realm on every surface (docs/replicas.md §1).
+    """
+    sources = conf.replica_sources()
+    names: set[str] = set()
+    for name in _stems(agent_memory_root()):
+        if is_replica(name):
+            if name not in _shadowed_logged:
+                _shadowed_logged.add(name)
+                logger.warning("local realm %r is not served: %r names a replica source", name,
+                               name.partition(REPLICA_SEPARATOR)[0])
+            continue
+        names.add(name)
+    for label in sources:
+        names.update(replica_name(label, realm) for realm in _stems(conf.replica_copies_root() / label))
     return sorted(names)
 
 
@@ -103,6 +163,35 @@ def realm_exists(name: str) -> bool:
         return realm_path(name).is_file()
     except OSError:  # a name longer than the file system allows names no realm
         return False
+
+
+def copy_change_stamp(path: Path) -> tuple[int, int] | None:
+    """For a replica copy, what moves when its follower applies a transaction (its ``-txid`` file's
+    mtime and size); None for a local realm file, which may be watched through a pinned connection."""
+    if conf.replica_copies_root().absolute() not in path.absolute().parents:
+        return None
+    try:
+        stat = path.with_name(path.name + TXID_SUFFIX).stat()
+    except OSError:
+        return (0, 0)
+    return stat.st_mtime_ns, stat.st_size
+
+
+def replica_txid(name: str) -> tuple[int, float] | None:
+    """A replica realm's copy: the last transaction Litestream applied and when (Unix seconds).
+
+    None for a local realm, or a copy whose follower has not written its ``-txid`` file yet. Read
+    from the file alone, so watching a copy never holds a connection that would stall its follower.
+    """
+    if not is_replica(name):
+        return None
+    path = realm_path(name)
+    txid_file = path.with_name(path.name + TXID_SUFFIX)
+    try:
+        stat = txid_file.stat()
+        return int(txid_file.read_text().strip() or "0", 16), stat.st_mtime
+    except (OSError, ValueError):
+        return None
 
 
 def readonly_uri(path: Path) -> str:
@@ -126,7 +215,8 @@ def lenient_text(raw: bytes) -> str:
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A raw read-only connection, for code that pins one connection (the change watcher)."""
+    """A raw read-only connection. Only local realm files may be pinned open (the change watcher
+    does); a replica copy's connection is closed once its read is done (docs/replicas.md §4)."""
     conn = sqlite3.connect(
         readonly_uri(path), uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
     )

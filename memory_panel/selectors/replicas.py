@@ -1,0 +1,87 @@
+"""How current each replica realm's copy is: shown on Holdings and answered to monitors (docs/replicas.md §5).
+
+Read from what the follower leaves on disk, never from a connection to the copy: the copy's
+``-txid`` file (the last transaction Litestream applied, and when) and ``followers.json``, which
+``follow_replicas`` rewrites every second (its followers, their state, the newest transaction each
+source holds).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from memory_panel import conf
+from memory_panel.replicas import followers_status
+from memory_panel.store.realms import realm_names, replica_parts, replica_txid
+
+# follow_replicas rewrites its status every second; this much silence means it stopped.
+STATUS_SILENT_S = 15.0
+# A copy may trail its source by a transaction or two while the follower polls; behind for this
+# long, it is not following.
+BEHIND_S = 30.0
+
+
+@dataclass(frozen=True)
+class ReplicaLag:
+    realm: str  # <label>/<realm>
+    label: str
+    txid: int | None  # the last transaction applied to the copy
+    source_txid: int | None  # the newest the source held at the supervisor's last look
+    current_at_ms: int | None  # the last moment the copy was known to be up to date
+    follower: str  # following · restoring · restarting · not running
+    problem: str | None  # why the copy is flagged as stale; None when it is following
+
+    @property
+    def stale(self) -> bool:
+        return self.problem is not None
+
+    @property
+    def age_s(self) -> float | None:
+        return None if self.current_at_ms is None else max(0.0, time.time() - self.current_at_ms / 1000)
+
+    def as_json(self) -> dict:
+        return {
+            "realm": self.realm, "label": self.label, "txid": self.txid, "source_txid": self.source_txid,
+            "current_at_ms": self.current_at_ms,
+            "age_ms": None if self.age_s is None else int(self.age_s * 1000),
+            "follower": self.follower, "stale": self.stale, "problem": self.problem,
+        }
+
+
+def replica_lag(*, realms: list[str] | None = None) -> list[ReplicaLag]:
+    """One entry per replica realm among ``realms`` (default: every realm), in name order."""
+    names = [name for name in (realm_names() if realms is None else realms) if replica_parts(name)]
+    if not names:
+        return []
+    status = followers_status(conf.replica_copies_root())
+    now_ms = time.time_ns() // 1_000_000
+    return [_lag(name, status, now_ms) for name in names]
+
+
+def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
+    label, _ = replica_parts(name)
+    applied = replica_txid(name)
+    txid, applied_ms = (applied[0], int(applied[1] * 1000)) if applied else (None, None)
+    copy = (status or {}).get("copies", {}).get(name)
+    source_txid = copy.get("source_txid") if copy else None
+    current_at_ms = applied_ms
+    problem = None
+    if status is None:
+        follower, problem = "not running", "follow_replicas has never run on this console host"
+    elif now_ms - status["written_at_ms"] > STATUS_SILENT_S * 1000:
+        silent = (now_ms - status["written_at_ms"]) / 1000
+        follower, problem = "not running", f"follow_replicas stopped reporting {silent:.0f} s ago"
+    elif copy is None:
+        follower, problem = "not running", "follow_replicas does not follow this realm"
+    else:
+        follower = copy["state"]
+        if follower == "restoring":
+            problem = "its follower is restoring a fresh copy (the last copy is served meanwhile)"
+        elif follower != "following":
+            problem = f"its follower is restarting ({copy.get('last_error') or 'no reason given'})"
+        elif txid is not None and source_txid is not None and txid >= source_txid:
+            current_at_ms = status["written_at_ms"]  # checked equal to the source at that moment
+        elif applied_ms is not None and now_ms - applied_ms > BEHIND_S * 1000:
+            problem = f"{(source_txid or 0) - (txid or 0)} transactions behind its source"
+    return ReplicaLag(name, label, txid, source_txid, current_at_ms, follower, problem)
