@@ -50,6 +50,16 @@ def test_a_worker_count_that_is_not_a_positive_number_is_refused(workers: str):
     assert f"WORKERS must be a whole number of 1 or more, not '{workers}'" in result.stderr
 
 
+async def _owner(server, client_port: int) -> int | None:
+    """The worker holding a just-opened socket; /proc may list it a moment after the handshake."""
+    for _ in range(50):
+        owner = server.owner_of(client_port)
+        if owner is not None:
+            return owner
+        await asyncio.sleep(0.05)
+    return None
+
+
 def _get(server: Serve, path: str, headers: dict[str, str]) -> tuple[int, bytes, int | None]:
     """A GET on a new connection: status, body, and the worker that answered it."""
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
@@ -174,7 +184,7 @@ async def test_two_workers_share_sessions_tokens_and_the_timeline_on_postgres_an
             while held != server.worker_pids() and len(sockets) < 40:
                 client = await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}")
                 sockets.append(client)
-                held.add(server.owner_of(client.connection.local_address[1]))
+                held.add(await _owner(server, client.connection.local_address[1]))
             assert held == server.worker_pids()
             await asyncio.sleep(0.5)  # every socket has joined its worker's fan-out
 
