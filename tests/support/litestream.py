@@ -23,7 +23,7 @@ from memory_panel.replicas import litestream_binary
 from memory_panel.simulator.store_writer import agent, identity_scope
 from memory_panel.store.realms import REALM_SUFFIX
 from tests.support.postures import LEAD, SCOUT
-from tests.support.servers import PYTHON, REPO, deployment_env
+from tests.support.servers import PYTHON, REPO, deployment_env, end_process
 from tests.support.written import TAINT, Scribe, new_scribe
 
 LABEL = "east"
@@ -62,10 +62,11 @@ class AgentHost:
     def start(self) -> AgentHost:
         config = self.work / "litestream.yml"
         config.write_text(agent_host_config(self.agent_memory.parent, self.replica))
-        self.process = subprocess.Popen(
-            [str(litestream_binary()), "replicate", "-config", str(config)],
-            stdout=open(self.work / "replicate.log", "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )
+        with (self.work / "replicate.log").open("ab") as sink:
+            self.process = subprocess.Popen(
+                [str(litestream_binary()), "replicate", "-config", str(config)],
+                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
         for realm_file in self.agent_memory.glob(f"*{REALM_SUFFIX}"):
             wait_for(lambda: list((self.replica / realm_file.name / "ltx").glob("*/*.ltx")), timeout_s=30,
                      what=f"litestream replicate shipping {realm_file.name}")
@@ -77,13 +78,7 @@ class AgentHost:
         return self.start()
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process, timeout=10, sig=signal.SIGINT)
         self.process = None
 
 
@@ -108,10 +103,11 @@ class ConsoleHost:
         self.state.mkdir(parents=True, exist_ok=True)
         env = deployment_env(self.state, MOBKIT_REPLICA_SOURCES=",".join(f"{k}={v}" for k, v in self.sources.items()),
                              DJANGO_SECRET_KEY="replica-tests")
-        self.process = subprocess.Popen(
-            [PYTHON, "manage.py", "follow_replicas", "--follow-interval-ms", str(self.interval_ms)],
-            cwd=REPO, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )
+        with self.log.open("ab") as sink:
+            self.process = subprocess.Popen(
+                [PYTHON, "manage.py", "follow_replicas", "--follow-interval-ms", str(self.interval_ms)],
+                cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
         return self
 
     def status(self) -> dict[str, Any] | None:
@@ -125,13 +121,7 @@ class ConsoleHost:
         return (status.get("copies", {}).get(realm) or {}).get("pid")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process, timeout=15)
         self.process = None
 
 

@@ -112,13 +112,20 @@ def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
     return server
 
 
-def stop_daphne(server: Daphne) -> None:
-    server.process.terminate()
+def end_process(process: subprocess.Popen | None, *, timeout: float, sig: int = signal.SIGTERM) -> None:
+    """Ask ``process`` to end with ``sig``; kill it if it has not within ``timeout`` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(sig)
     try:
-        server.process.wait(timeout=10)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
+        process.kill()
+        process.wait()
+
+
+def stop_daphne(server: Daphne) -> None:
+    end_process(server.process, timeout=10)
 
 
 @contextmanager
