@@ -1,14 +1,15 @@
 """Replica lag benchmark: from a write on the agent host to the console reading it (docs/replicas.md §9).
 
 An agent host with N realms (one of them percent-encoded) shipped by a real ``litestream replicate``
-(its default 1 s sync interval) to a ``file://`` replica; a real ``manage.py follow_replicas`` on
-the console side; then writes, one at a time, round-robin over the realms. Each write's lag is the
-time from its commit on the agent host to the first fresh read-only connection on the console's
-copy (``connect_readonly``, as a page request opens one) that finds the record; the copies are
-polled every 20 ms.
+(its default 1 s sync interval) to a replica store (a directory, or with --store an S3 or SFTP
+server on loopback); a real ``manage.py follow_replicas`` on the console side; then writes, one
+at a time, round-robin over the realms. Each write's lag is the time from its commit on the agent
+host to the first fresh read-only connection on the console's copy (``connect_readonly``, as a
+page request opens one) that finds the record; the copies are polled every 20 ms.
 
     .venv/bin/python bench/replica_lag.py                       # 10 realms, 100 writes, 0.3 s apart
     .venv/bin/python bench/replica_lag.py --realms 10 --writes 200 --follow-interval-ms 250
+    .venv/bin/python bench/replica_lag.py --store s3                  # through moto's S3 server, on loopback
 """
 
 from __future__ import annotations
@@ -55,16 +56,20 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--gap-s", type=float, default=0.3, help="seconds between writes")
     parser.add_argument("--follow-interval-ms", type=int, default=1000, help="follow_replicas' poll (its default)")
+    parser.add_argument("--store", choices=("file", "s3", "sftp"), default="file",
+                        help="the replica store, run on loopback: a directory, moto's S3 server or an SFTP server")
     parser.add_argument("--keep", type=Path, help="work in this (new) directory and keep it: the hosts' logs")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="replica-lag-") as tmp:
         base = (args.keep or Path(tmp)).absolute()
-        replica = base / "replica"
+        from tests.support.litestream import store_start
+
+        store = store_start(args.store, base)
         # The console in this process: the console host's state, its database and its source.
         os.environ.update(DJANGO_SETTINGS_MODULE="mobkit_console.settings", DJANGO_SECRET_KEY="replica-lag-bench",
                           MOBKIT_PERSISTENT_STATE=str(base / "console-state"),
-                          MOBKIT_REPLICA_SOURCES=f"east=file://{replica}")
+                          MOBKIT_REPLICA_SOURCES=f"east={store.url}")
         import django
 
         django.setup()
@@ -83,9 +88,8 @@ def main() -> None:
         scribes = {name: new_scribe(agent_memory, name) for name in names}
         for name, scribe in scribes.items():
             scribe.remember(identity_scope(name, "identity:lead"), "first", "first note")
-        agent = AgentHost(agent_memory, replica, base / "agent").start()
-        console = ConsoleHost(base / "console-state", {"east": f"file://{replica}"},
-                              interval_ms=args.follow_interval_ms).start()
+        agent = AgentHost(agent_memory, store, base / "agent").start()
+        console = ConsoleHost(base / "console-state", store, interval_ms=args.follow_interval_ms).start()
         copies = console.copies / "east"
         try:
             for name in names:
@@ -137,11 +141,12 @@ def main() -> None:
         finally:
             console.stop()
             agent.stop()
+            store.stop()
             for scribe in scribes.values():
                 scribe.writer.close()
 
     ms = [lag * 1000 for lag, _, _ in lags]
-    print(f"{args.realms} realms, {len(ms)} writes {args.gap_s:g} s apart, litestream replicate sync 1 s, "
+    print(f"{args.store} store, {args.realms} realms, {len(ms)} writes {args.gap_s:g} s apart, litestream replicate sync 1 s, "
           f"follow_replicas --follow-interval-ms {args.follow_interval_ms}")
     print(f"write → console read, ms: p50 {percentile(ms, 50):.0f}  p90 {percentile(ms, 90):.0f}  "
           f"p99 {percentile(ms, 99):.0f}  max {max(ms):.0f}  mean {statistics.fmean(ms):.0f}")

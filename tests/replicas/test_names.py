@@ -4,13 +4,18 @@ without Litestream running (docs/replicas.md §1-§3)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from memory_panel.replica_sources import redacted
+from memory_panel.replica_stores import database_url
 from memory_panel.replicas import Supervisor, litestream_binary
 from memory_panel.store.realms import realm_names, realm_path
+from tests.support.litestream import LABEL, ConsoleHost, store_start, wait_for
 from tests.support.worlds import write_notes
 
 
@@ -31,14 +36,60 @@ def test_follow_replicas_without_sources_says_what_to_set(settings):
         call_command("follow_replicas")
 
 
+def _listed_once(supervisor: Supervisor) -> dict:
+    for watch in supervisor.watches:
+        watch.list_once()
+    supervisor.step()
+    return json.loads((supervisor.copies_root / "followers.json").read_text())
+
+
 def test_a_source_it_cannot_list_is_reported_and_the_others_followed(tmp_path: Path):
     supervisor = Supervisor(
-        sources={"cloud": "s3://bucket/mobkit", "gone": f"file://{tmp_path / 'missing'}"},
+        sources={"cloud": "gs://bucket/mobkit", "gone": f"file://{tmp_path / 'missing'}"},
         copies_root=tmp_path / "copies", binary=litestream_binary(), interval_ms=1000,
     )
-    supervisor.step()
-    status = json.loads((tmp_path / "copies" / "followers.json").read_text())
-    assert status["sources"]["cloud"]["error"].startswith("only file:// sources can be listed for realms yet")
+    status = _listed_once(supervisor)
+    assert status["sources"]["cloud"]["error"] == (
+        "gs:// sources cannot be listed for realms: use file://, s3:// or sftp:// (docs/replicas.md §2)")
     assert status["sources"]["gone"]["error"] == f"file://{tmp_path / 'missing'}: no such directory"
     assert status["copies"] == {}
 
+
+@pytest.mark.parametrize(("source", "database", "url"), [
+    # A file:// path is read byte for byte: the encoded name stays as it is.
+    ("file:///srv/replicas", "team%3Ablue.sqlite3", "file:///srv/replicas/team%3Ablue.sqlite3"),
+    # Other URLs' paths are decoded: '%' is written %25, and the name goes before the query.
+    ("s3://bucket/agents", "team%3Ablue.sqlite3", "s3://bucket/agents/team%253Ablue.sqlite3"),
+    ("s3://bucket/agents/?endpoint=127.0.0.1:9000&region=eu-west-1", "default.sqlite3",
+     "s3://bucket/agents/default.sqlite3?endpoint=127.0.0.1:9000&region=eu-west-1"),
+    ("s3://bucket", "default.sqlite3", "s3://bucket/default.sqlite3"),
+    ("sftp://mob:p%40ss@host:2222/srv/east", "a%2Fb.sqlite3", "sftp://mob:p%40ss@host:2222/srv/east/a%252Fb.sqlite3"),
+])
+def test_each_database_of_a_source_is_followed_by_the_url_litestream_reads_as_its_replica(source, database, url):
+    assert database_url(source, database) == url
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("sftp://mob:p%40ss@host:2222/srv", "sftp://mob:***@host:2222/srv"),
+    ("sftp://mob@host/srv", "sftp://mob@host/srv"),
+    ("s3://bucket/agents?region=eu-west-1", "s3://bucket/agents?region=eu-west-1"),
+])
+def test_a_password_in_a_source_url_is_never_shown(url, shown):
+    assert redacted(url) == shown
+
+
+def test_an_sftp_source_refusing_the_password_is_reported_without_it(tmp_path: Path):
+    store = store_start("sftp", tmp_path)
+    wrong = store.url.replace("p%40ss%3Aword", "not-the-password")
+    console = ConsoleHost(tmp_path / "console-state", replace(store, url=wrong))
+    try:
+        console.start()
+        error = wait_for(lambda: ((console.status() or {}).get("sources", {}).get(LABEL) or {}).get("error"),
+                         timeout_s=30, what="follow_replicas reporting the source")
+    finally:
+        console.stop()
+        store.stop()
+    assert error.startswith(f"sftp://mob:***@127.0.0.1:{urlsplit(store.url).port}/agents/east: ")
+    assert "Authentication failed" in error
+    for said in (console.log.read_text(), (console.copies / "followers.json").read_text()):
+        assert "not-the-password" not in said

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mobkit_console.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
+from memory_panel.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
 
 REPO = Path(__file__).resolve().parents[2]
 

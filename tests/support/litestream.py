@@ -1,6 +1,9 @@
 """An agent host shipping its realms with a real ``litestream replicate``, and a console host running
 ``manage.py follow_replicas`` against that replica store (docs/replicas.md).
 
+The store is real too, each kind on loopback: a directory (``file://``), moto's S3 server
+(``s3://…?endpoint=``) or an asyncssh SFTP server (``sftp://``), each started here.
+
 The agent host's ``litestream.yml`` is the one docs/replicas.md §6 prescribes, written by
 ``bin/litestream-agent-config``: one ``dbs:`` entry per realm file, each read through a link whose
 name has no ``%`` (Litestream opens its database through an SQLite URI, which would decode
@@ -23,9 +26,10 @@ from memory_panel.replicas import litestream_binary
 from memory_panel.simulator.store_writer import agent, identity_scope
 from memory_panel.store.realms import REALM_SUFFIX
 from tests.support.postures import LEAD, SCOUT
-from tests.support.servers import PYTHON, REPO, deployment_env, end_process
+from tests.support.servers import PYTHON, REPO, deployment_env, end_process, free_port
 from tests.support.written import TAINT, Scribe, new_scribe
 
+STORES = ("file", "s3", "sftp")
 LABEL = "east"
 # docs/store-format.md §1.1: "team:blue" is written team%3Ablue.sqlite3, the name Litestream mangles.
 REALMS = ("default", "team:blue")
@@ -43,33 +47,106 @@ def wait_for(check: Callable[[], Any], *, timeout_s: float, what: str, every_s: 
         time.sleep(every_s)
 
 
-def agent_host_config(persistent_state: Path, replica: Path) -> str:
+@dataclass
+class ReplicaStore:
+    """Where the agent host ships and the console host lists: ``url`` plus the environment both
+    sides need to reach it (credentials; for SFTP, a home whose known_hosts vouches for the server)."""
+
+    kind: str
+    url: str
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen | None = None
+
+    def environ(self, base: dict[str, str]) -> dict[str, str]:
+        # Litestream 0.5.17's S3 client fails outright when AWS_CA_BUNDLE is set (docs/replicas.md §2).
+        return {**{k: v for k, v in base.items() if k != "AWS_CA_BUNDLE"}, **self.env}
+
+    def stop(self) -> None:
+        end_process(self.process, timeout=10)
+
+
+def _started(process: subprocess.Popen, log: Path, ready: Callable[[], bool], what: str) -> None:
+    try:
+        wait_for(lambda: ready() or process.poll() is not None, timeout_s=30, what=what)
+    finally:
+        if process.poll() is not None:
+            raise AssertionError(f"{what}: exited with {process.returncode}: {log.read_text()[-2000:]}")
+
+
+def store_start(kind: str, base: Path) -> ReplicaStore:
+    """A replica store of ``kind`` ("file", "s3" or "sftp") under ``base``, running if it is a server."""
+    if kind == "file":
+        (base / "replica").mkdir(parents=True)
+        return ReplicaStore(kind, f"file://{base / 'replica'}")
+    port = free_port()
+    log = base / f"{kind}-server.log"
+    if kind == "s3":
+        credentials = {"AWS_ACCESS_KEY_ID": "replica-tests", "AWS_SECRET_ACCESS_KEY": "replica-tests"}
+        with log.open("ab") as sink:
+            process = subprocess.Popen([PYTHON, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                                       stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        store = ReplicaStore(kind, f"s3://mobkit/agents/east?endpoint=127.0.0.1:{port}&region=us-east-1",
+                             credentials, process)
+        _started(process, log, lambda: b"Running on" in log.read_bytes(), "moto's S3 server")
+        import boto3
+        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                     aws_access_key_id="replica-tests", aws_secret_access_key="replica-tests",
+                     ).create_bucket(Bucket="mobkit")
+        return store
+    if kind == "sftp":
+        root, home = base / "sftp-root", base / "home"
+        (root / "agents").mkdir(parents=True)
+        (home / ".ssh").mkdir(parents=True)
+        host_key = base / "sftp_host_key"
+        with log.open("ab") as sink:
+            process = subprocess.Popen(
+                [PYTHON, str(Path(__file__).with_name("sftp_server.py")), str(root), str(port), "mob",
+                 "p@ss:word", str(host_key)],
+                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        store = ReplicaStore(kind, f"sftp://mob:p%40ss%3Aword@127.0.0.1:{port}/agents/east", {"HOME": str(home)},
+                             process)
+        _started(process, log, lambda: b"listening" in log.read_bytes(), "the SFTP server")
+        public = host_key.with_name(host_key.name + ".pub").read_text().split()
+        (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {public[0]} {public[1]}\n")
+        return store
+    raise ValueError(f"no replica store of kind {kind!r}")
+
+
+def agent_host_config(persistent_state: Path, replica: str) -> str:
     """The agent host's litestream.yml, as bin/litestream-agent-config writes it (its links made too)."""
     result = subprocess.run([PYTHON, str(REPO / "bin" / "litestream-agent-config"), str(persistent_state),
-                             f"file://{replica}"], capture_output=True, text=True, check=True)
+                             replica], capture_output=True, text=True, check=True)
     return result.stdout
 
 
 @dataclass
 class AgentHost:
-    """``litestream replicate`` shipping ``agent_memory``'s realms to ``replica``."""
+    """``litestream replicate`` shipping ``agent_memory``'s realms to ``store``."""
 
     agent_memory: Path
-    replica: Path
+    store: ReplicaStore
     work: Path
     process: subprocess.Popen | None = None
 
+    @property
+    def log(self) -> Path:
+        return self.work / "replicate.log"
+
     def start(self) -> AgentHost:
         config = self.work / "litestream.yml"
-        config.write_text(agent_host_config(self.agent_memory.parent, self.replica))
-        with (self.work / "replicate.log").open("ab") as sink:
+        config.write_text(agent_host_config(self.agent_memory.parent, self.store.url))
+        with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
                 [str(litestream_binary()), "replicate", "-config", str(config)],
-                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.store.environ(os.environ),
             )
         for realm_file in self.agent_memory.glob(f"*{REALM_SUFFIX}"):
-            wait_for(lambda: list((self.replica / realm_file.name / "ltx").glob("*/*.ltx")), timeout_s=30,
-                     what=f"litestream replicate shipping {realm_file.name}")
+            # Litestream names the database by its link (docs/replicas.md §6), quoted when it holds '='.
+            link = realm_file.name.replace("%", "=")
+            shipped = (f"db={link} ", f'db="{link}"')
+            wait_for(lambda: any(mark in line for line in self.log.read_text().splitlines()
+                                 if '"snapshot complete"' in line for mark in shipped),
+                     timeout_s=30, what=f"litestream replicate shipping {realm_file.name}: {self.log}")
         return self
 
     def restart(self) -> AgentHost:
@@ -87,7 +164,7 @@ class ConsoleHost:
     """``manage.py follow_replicas`` keeping ``state``'s copies of ``sources`` current."""
 
     state: Path
-    sources: dict[str, str]
+    store: ReplicaStore
     interval_ms: int = 200
     process: subprocess.Popen | None = None
     log: Path = field(init=False)
@@ -101,11 +178,12 @@ class ConsoleHost:
 
     def start(self) -> ConsoleHost:
         self.state.mkdir(parents=True, exist_ok=True)
-        env = deployment_env(self.state, MOBKIT_REPLICA_SOURCES=",".join(f"{k}={v}" for k, v in self.sources.items()),
-                             DJANGO_SECRET_KEY="replica-tests")
+        env = self.store.environ(deployment_env(self.state, MOBKIT_REPLICA_SOURCES=f"{LABEL}={self.store.url}",
+                                                DJANGO_SECRET_KEY="replica-tests"))
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
-                [PYTHON, "manage.py", "follow_replicas", "--follow-interval-ms", str(self.interval_ms)],
+                [PYTHON, "manage.py", "follow_replicas", "--follow-interval-ms", str(self.interval_ms),
+                 "--list-interval-s", "1"],
                 cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )
         return self
@@ -119,6 +197,11 @@ class ConsoleHost:
     def follower_pid(self, realm: str) -> int | None:
         status = self.status() or {}
         return (status.get("copies", {}).get(realm) or {}).get("pid")
+
+    def following(self, realm: str) -> bool:
+        """Restored, and the copy the console reads (docs/replicas.md §3)."""
+        status = self.status() or {}
+        return (status.get("copies", {}).get(realm) or {}).get("state") == "following"
 
     def stop(self) -> None:
         end_process(self.process, timeout=15)
@@ -137,17 +220,23 @@ class Hosts:
     scribes: dict[str, Scribe]
     agent: AgentHost
     console: ConsoleHost
-    source_url: str
+    store: ReplicaStore
+
+    @property
+    def source_url(self) -> str:
+        return self.store.url
 
     def stop(self) -> None:
         self.console.stop()
         self.agent.stop()
+        self.store.stop()
         for scribe in self.scribes.values():
             scribe.writer.close()
 
 
-def hosts_start(base: Path, *, notes: int = 6) -> Hosts:
-    """``REALMS`` written on an agent host (one quarantined note each), shipped, and followed as ``LABEL``."""
+def hosts_start(base: Path, store_kind: str = "file", *, notes: int = 6) -> Hosts:
+    """``REALMS`` written on an agent host (one quarantined note each), shipped to a replica store of
+    ``store_kind``, and followed as ``LABEL``."""
     agent_memory = base / "agent" / "agent-memory"
     agent_memory.mkdir(parents=True)
     scribes: dict[str, Scribe] = {}
@@ -158,14 +247,15 @@ def hosts_start(base: Path, *, notes: int = 6) -> Hosts:
             scribe.remember(identity_scope(realm, key), f"{realm} note {i}", f"{realm} body {i}",
                             author=agent(key) if quarantined else {"author": "application"},
                             gate_reason=TAINT if quarantined else None)
-    replica = base / "replica"
-    agent_host = AgentHost(agent_memory, replica, base / "agent").start()
-    source_url = f"file://{replica}"
-    hosts = Hosts(scribes, agent_host, ConsoleHost(base / "console-state", {LABEL: source_url}).start(), source_url)
+    store = store_start(store_kind, base)
+    hosts = Hosts(scribes, AgentHost(agent_memory, store, base / "agent"),
+                  ConsoleHost(base / "console-state", store), store)
     try:
+        hosts.agent.start()
+        hosts.console.start()
         for realm in REALMS:
-            wait_for(lambda: hosts.console.follower_pid(f"{LABEL}/{realm}"), timeout_s=30,
-                     what=f"follow_replicas following {LABEL}/{realm}")
+            wait_for(lambda: hosts.console.following(f"{LABEL}/{realm}"), timeout_s=30,
+                     what=f"follow_replicas following {LABEL}/{realm}: {hosts.console.log}")
     except BaseException:
         hosts.stop()
         raise

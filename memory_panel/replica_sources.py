@@ -4,11 +4,20 @@ Stdlib only: settings.py imports it (docs/replicas.md §2)."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 # A label is the first part of every replica realm's name (``<label>/<realm>``, docs/replicas.md §1),
 # and a directory name under the console's state: letters, digits, '-' and '_' only.
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.+")
+
+
+def redacted(url: str) -> str:
+    """The URL as it may be shown or logged: an SFTP password in it becomes ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{parts.netloc.rpartition('@')[2]}"))
 
 
 class ReplicaSourcesInvalid(ValueError):
@@ -27,7 +36,7 @@ def replica_sources_parse(text: str) -> dict[str, str]:
             continue
         label, sep, url = (piece.strip() for piece in entry.partition("="))
         if not sep:
-            raise ReplicaSourcesInvalid(f"{entry!r} is not label=<replica URL>")
+            raise ReplicaSourcesInvalid(f"{redacted(entry)!r} is not label=<replica URL>")
         if not _LABEL.fullmatch(label):
             raise ReplicaSourcesInvalid(
                 f"label {label!r} must be 1-64 letters, digits, '-' or '_', starting with a letter or digit"
@@ -36,7 +45,7 @@ def replica_sources_parse(text: str) -> dict[str, str]:
             raise ReplicaSourcesInvalid(f"label {label!r} is given twice")
         if not _URL.fullmatch(url):
             raise ReplicaSourcesInvalid(
-                f"{label}: {url!r} is not a replica URL like file:///srv/replicas or s3://bucket/prefix"
+                f"{label}: {redacted(url)!r} is not a replica URL like file:///srv/replicas or s3://bucket/prefix"
             )
         sources[label] = url.rstrip("/")
     return sources
