@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -216,13 +217,26 @@ def test_a_realm_that_appears_later_on_the_agent_host_is_followed(replica_consol
     later = new_scribe(agent_memory, "ops:night")
     try:
         row = later.remember(identity_scope("ops:night", LEAD), "Night shift handover", "Keys under the mat.")
-        replica_console.agent.restart()  # docs/replicas.md §6: the agent host's config names each file
+        # docs/replicas.md §6: the agent host's script writes a new configuration and restarts Litestream.
+        replica_console.agent.wait_shipped("ops%3Anight.sqlite3")
         wait_for(lambda: "east/ops:night" in realm_names(), timeout_s=VISIBLE_WITHIN_S,
                  what="follow_replicas picking up east/ops:night")
         wait_for(lambda: visible(console, "east/ops:night", row.id), timeout_s=VISIBLE_WITHIN_S,
                  what="the new realm's record served")
     finally:
         later.writer.close()
+
+
+def test_litestream_dying_on_the_agent_host_is_started_again_and_ships_on(replica_console: Hosts, console):
+    agent_host = replica_console.agent
+    children = Path(f"/proc/{agent_host.process.pid}/task/{agent_host.process.pid}/children")
+    first = int(children.read_text().split()[0])
+    kill(first)
+    wait_for(lambda: children.read_text().split() not in ([], [str(first)]), timeout_s=VISIBLE_WITHIN_S,
+             what="bin/litestream-agent-config --run starting litestream replicate again")
+    memory_id = remember_on_agent_host(replica_console, "team:blue", "Shipped after the agent's Litestream died")
+    wait_for(lambda: visible(console, "east/team:blue", memory_id), timeout_s=VISIBLE_WITHIN_S,
+             what="a write after the agent host's restart served")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -112,16 +112,10 @@ def store_start(kind: str, base: Path) -> ReplicaStore:
     raise ValueError(f"no replica store of kind {kind!r}")
 
 
-def agent_host_config(persistent_state: Path, replica: str) -> str:
-    """The agent host's litestream.yml, as bin/litestream-agent-config writes it (its links made too)."""
-    result = subprocess.run([PYTHON, str(REPO / "bin" / "litestream-agent-config"), str(persistent_state),
-                             replica], capture_output=True, text=True, check=True)
-    return result.stdout
-
-
 @dataclass
 class AgentHost:
-    """``litestream replicate`` shipping ``agent_memory``'s realms to ``store``."""
+    """``bin/litestream-agent-config --run`` shipping ``agent_memory``'s realms to ``store``: it runs
+    ``litestream replicate`` and restarts it on a new configuration when a realm file appears."""
 
     agent_memory: Path
     store: ReplicaStore
@@ -133,29 +127,26 @@ class AgentHost:
         return self.work / "replicate.log"
 
     def start(self) -> AgentHost:
-        config = self.work / "litestream.yml"
-        config.write_text(agent_host_config(self.agent_memory.parent, self.store.url))
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
-                [str(litestream_binary()), "replicate", "-config", str(config)],
+                [PYTHON, str(REPO / "bin" / "litestream-agent-config"), str(self.agent_memory.parent), self.store.url,
+                 "--run", "--litestream", str(litestream_binary()), "--every-s", "0.5"],
                 stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.store.environ(os.environ),
             )
         for realm_file in self.agent_memory.glob(f"*{REALM_SUFFIX}"):
-            # Litestream names the database by its link (docs/replicas.md §6), quoted when it holds '='.
-            link = realm_file.name.replace("%", "=")
-            shipped = (f"db={link} ", f'db="{link}"')
-            wait_for(lambda: any(mark in line for line in self.log.read_text().splitlines()
-                                 if '"snapshot complete"' in line for mark in shipped),
-                     timeout_s=30, what=f"litestream replicate shipping {realm_file.name}: {self.log}")
+            self.wait_shipped(realm_file.name)
         return self
 
-    def restart(self) -> AgentHost:
-        """Pick up realm files created since (docs/replicas.md §6: the config names each file)."""
-        self.stop()
-        return self.start()
+    def wait_shipped(self, file_name: str) -> None:
+        # Litestream names the database by its link (docs/replicas.md §6), quoted when it holds '='.
+        link = file_name.replace("%", "=")
+        shipped = (f"db={link} ", f'db="{link}"')
+        wait_for(lambda: any(mark in line for line in self.log.read_text().splitlines()
+                             if '"snapshot complete"' in line for mark in shipped),
+                 timeout_s=30, what=f"litestream replicate shipping {file_name}: {self.log}")
 
     def stop(self) -> None:
-        end_process(self.process, timeout=10, sig=signal.SIGINT)
+        end_process(self.process, timeout=40)
         self.process = None
 
 
