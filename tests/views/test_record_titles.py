@@ -153,5 +153,8 @@ def test_a_successor_only_reviewers_may_read_stays_an_id_for_everyone_else(clien
     as_reader = _biography(client_for(READER), prior)
     assert f"Superseded by {_bare_link(successor)}." in as_reader
     assert RETIRED_SUCCESSOR_TITLE not in as_reader
+    # The lineage does not pretend the record stands alone when only its chain is hidden.
+    assert "its other records are not yours to read" in as_reader and "No supersede chain" not in as_reader
     as_reviewer = _biography(client_for(REVIEWER), prior)
     assert f"Superseded by {_titled_link(RETIRED_SUCCESSOR_TITLE, successor)}." in as_reviewer
+    assert "not yours to read" not in as_reviewer
