@@ -84,6 +84,9 @@ def test_at_phone_width_only_a_table_wider_than_its_frame_says_it_scrolls(demo_b
 
     browser.goto("/console/memory/ledger/")  # two columns of stores fit; the assertions' seven do not
     assert _scroll_hints(page) == [(False, "none"), (True, f'"{SCROLL_HINT}"')]
+    broken = page.evaluate("""() => Array.from(document.querySelectorAll('.ledger-assertions td:first-child code'))
+        .filter(code => code.getClientRects().length > 1).map(code => code.textContent)""")
+    assert broken == [], "assertion ids broken over lines on a phone"
     browser.screenshot("people-table-hints")
     browser.goto("/console/memory/pipeline/")  # proposals and the review queue: wider than a phone
     assert _scroll_hints(page) == [(True, f'"{SCROLL_HINT}"')] * 2
