@@ -14,6 +14,7 @@ pinned, and their changes are seen through the follower's ``-txid`` file (docs/r
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -67,6 +68,8 @@ def encode_path_segment(value: str) -> str:
 
 def decode_path_segment(segment: str) -> str:
     """Inverse of encode_path_segment; malformed escapes pass through verbatim, bytes decode lossily."""
+    if "%" not in segment:
+        return segment
     raw = segment.encode("utf-8")
     out = bytearray()
     i = 0
@@ -124,13 +127,16 @@ def realm_path(name: str) -> Path:
 
 
 def _stems(directory: Path) -> list[str]:
-    if not directory.is_dir():
+    # scandir: the directory listing already says which entries are files, no stat per realm.
+    try:
+        with os.scandir(directory) as entries:
+            return [
+                decode_path_segment(entry.name[: -len(REALM_SUFFIX)])
+                for entry in entries
+                if entry.name.endswith(REALM_SUFFIX) and entry.is_file()
+            ]
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return [
-        decode_path_segment(entry.name[: -len(REALM_SUFFIX)])
-        for entry in directory.iterdir()
-        if entry.name.endswith(REALM_SUFFIX) and entry.is_file()
-    ]
 
 
 _shadowed_logged: set[str] = set()
