@@ -49,6 +49,40 @@ class ReplicaLag:
         }
 
 
+@dataclass(frozen=True)
+class SourceProblem:
+    label: str
+    problem: str  # why its realms may be missing or stale, the URL's password hidden
+
+
+def source_problems() -> list[SourceProblem]:
+    """Each configured source ``follow_replicas`` cannot list, or is not there to list: without
+    this, a source with wrong credentials would show no realms and nothing wrong (docs/replicas.md §5)."""
+    sources = conf.replica_sources()
+    if not sources:
+        return []
+    status = followers_status(conf.replica_copies_root())
+    now_ms = time.time_ns() // 1_000_000
+    problems = []
+    for label in sources:
+        silence = _silence(status, now_ms)
+        if silence is not None:
+            problems.append(SourceProblem(label, silence))
+        elif label not in status.get("sources", {}):
+            problems.append(SourceProblem(label, "follow_replicas was started without this source: restart it"))
+        elif error := status["sources"][label].get("error"):
+            problems.append(SourceProblem(label, f"cannot be listed: {error}"))
+    return problems
+
+
+def _silence(status: dict | None, now_ms: int) -> str | None:
+    if status is None:
+        return "follow_replicas has never run on this console host"
+    if now_ms - status["written_at_ms"] > STATUS_SILENT_S * 1000:
+        return f"follow_replicas stopped reporting {(now_ms - status['written_at_ms']) / 1000:.0f} s ago"
+    return None
+
+
 def replica_lag(*, realms: list[str] | None = None) -> list[ReplicaLag]:
     """One entry per replica realm among ``realms`` (default: every realm), in name order."""
     names = [name for name in (realm_names() if realms is None else realms) if replica_parts(name)]
@@ -67,11 +101,9 @@ def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
     source_txid = copy.get("source_txid") if copy else None
     current_at_ms = applied_ms
     problem = None
-    if status is None:
-        follower, problem = "not running", "follow_replicas has never run on this console host"
-    elif now_ms - status["written_at_ms"] > STATUS_SILENT_S * 1000:
-        silent = (now_ms - status["written_at_ms"]) / 1000
-        follower, problem = "not running", f"follow_replicas stopped reporting {silent:.0f} s ago"
+    silence = _silence(status, now_ms)
+    if silence is not None:
+        follower, problem = "not running", silence
     elif copy is None:
         follower, problem = "not running", "follow_replicas does not follow this realm"
     else:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.core.management import CommandError, call_command
 
+from memory_panel.conf import replica_copies_root
 from memory_panel.replica_sources import redacted
 from memory_panel.replica_stores import database_url
 from memory_panel.replicas import Supervisor, litestream_binary
@@ -93,3 +94,29 @@ def test_an_sftp_source_refusing_the_password_is_reported_without_it(tmp_path: P
     assert "Authentication failed" in error
     for said in (console.log.read_text(), (console.copies / "followers.json").read_text()):
         assert "not-the-password" not in said
+
+
+def test_a_source_that_is_not_followed_is_flagged_on_health_and_holdings(agent_memory_dir: Path, settings, console):
+    east = agent_memory_dir.parent / "east-replica"
+    east.mkdir()
+    settings.MOBKIT_REPLICA_SOURCES = {"cloud": "gs://bucket/agents", "east": f"file://{east}"}
+    answer = console.get("/console/replicas/health")
+    assert answer.status_code == 503
+    never = "follow_replicas has never run on this console host"
+    assert answer.json()["source_problems"] == [{"label": "cloud", "problem": never}, {"label": "east", "problem": never}]
+
+    _listed_once(Supervisor(sources=settings.MOBKIT_REPLICA_SOURCES, copies_root=replica_copies_root(),
+                            binary=litestream_binary(), interval_ms=1000))
+    answer = console.get("/console/replicas/health")
+    assert answer.status_code == 503 and answer.json()["ok"] is False
+    assert answer.json()["source_problems"] == [{"label": "cloud", "problem": (
+        "cannot be listed: gs:// sources cannot be listed for realms: use file://, s3:// or sftp:// "
+        "(docs/replicas.md §2)")}]
+    holdings = console.get("/console/memory/").content.decode()
+    assert "Realms of other hosts may be missing or out of date." in holdings
+    assert "<code>cloud</code>: cannot be listed: gs:// sources" in holdings and "<code>east</code>" not in holdings
+
+    settings.MOBKIT_REPLICA_SOURCES = {"east": f"file://{east}"}
+    answer = console.get("/console/replicas/health")
+    assert (answer.status_code, answer.json()) == (200, {"ok": True, "stale": [], "replicas": [], "source_problems": []})
+    assert "Realms of other hosts" not in console.get("/console/memory/").content.decode()
