@@ -72,6 +72,7 @@ class SourceWatch:
     url: str
     every_s: float
     listing: dict[str, int | None] | None = None  # database → newest TXID, once listed
+    listed_at_ms: int | None = None  # when that listing was taken: the copies were current as of then at best
     error: str | None = None
 
     def start(self, stop: threading.Event) -> None:
@@ -79,7 +80,8 @@ class SourceWatch:
 
     def list_once(self) -> None:
         try:
-            self.listing, self.error = source_listing(self.url), None
+            started_ms = time.time_ns() // 1_000_000
+            self.listing, self.listed_at_ms, self.error = source_listing(self.url), started_ms, None
         except ReplicaSourceError as error:
             self._failed(str(error))
         except OSError as error:
@@ -209,7 +211,7 @@ class Follower:
                 self.process.kill()
                 self.process.wait()
 
-    def status(self, source_newest: int | None) -> dict:
+    def status(self, source_newest: int | None, source_listed_at_ms: int | None) -> dict:
         running = self.process is not None and self.process.poll() is None
         return {
             "state": ("following" if self.following else "restoring") if running else "restarting",
@@ -218,6 +220,7 @@ class Follower:
             "restarts": self.restarts,
             "last_error": self.last_error,
             "source_txid": source_newest,
+            "source_listed_at_ms": source_listed_at_ms,
         }
 
 
@@ -236,7 +239,7 @@ class Supervisor:
         self.watches = [SourceWatch(label, url, remote_list_s if is_remote(url) else 1.0)
                         for label, url in sources.items()]
         self.followers: dict[str, Follower] = {}
-        self.source_newest: dict[str, int | None] = {}
+        self.source_newest: dict[str, tuple[int | None, int | None]] = {}  # realm → (TXID, listed at)
 
     def step(self) -> None:
         now = time.monotonic()
@@ -249,7 +252,7 @@ class Supervisor:
                         output=self.copies_root / watch.label / database,
                         binary=self.binary, interval_ms=self.interval_ms,
                     )
-                self.source_newest[realm] = newest
+                self.source_newest[realm] = (newest, watch.listed_at_ms)
         for follower in self.followers.values():
             follower.step(now)
         self._write_status()
@@ -260,7 +263,7 @@ class Supervisor:
             "written_at_ms": time.time_ns() // 1_000_000,
             "follow_interval_ms": self.interval_ms,
             "sources": {watch.label: {"error": watch.error} for watch in self.watches},
-            "copies": {realm: follower.status(self.source_newest.get(realm))
+            "copies": {realm: follower.status(*self.source_newest.get(realm, (None, None)))
                        for realm, follower in sorted(self.followers.items())},
         }
         self.copies_root.mkdir(parents=True, exist_ok=True)

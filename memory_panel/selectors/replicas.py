@@ -113,7 +113,9 @@ def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
         elif follower != "following":
             problem = f"its follower is restarting ({copy.get('last_error') or 'no reason given'})"
         elif txid is not None and source_txid is not None and txid >= source_txid:
-            current_at_ms = status["written_at_ms"]  # checked equal to the source at that moment
+            # Equal to the source as the supervisor last listed it (S3 and SFTP: up to
+            # --list-interval-s ago), not as of now.
+            current_at_ms = max(applied_ms or 0, copy.get("source_listed_at_ms") or status["written_at_ms"])
         elif applied_ms is not None and now_ms - applied_ms > BEHIND_S * 1000:
             problem = f"{(source_txid or 0) - (txid or 0)} transactions behind its source"
     return ReplicaLag(name, label, txid, source_txid, current_at_ms, follower, problem)
