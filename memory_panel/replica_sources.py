@@ -4,7 +4,7 @@ Stdlib only: settings.py imports it (docs/replicas.md §2)."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 # A label is the first part of every replica realm's name (``<label>/<realm>``, docs/replicas.md §1),
 # and a directory name under the console's state: letters, digits, '-' and '_' only.
@@ -18,6 +18,14 @@ def redacted(url: str) -> str:
     if parts.password is None:
         return url
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{parts.netloc.rpartition('@')[2]}"))
+
+
+def redacted_in(text: str, url: str) -> str:
+    """``text`` (Litestream's own words about a source, say) without the password ``url`` carries."""
+    password = urlsplit(url).password
+    for written in {password, unquote(password)} if password else ():
+        text = text.replace(written, "***")
+    return text
 
 
 class ReplicaSourcesInvalid(ValueError):

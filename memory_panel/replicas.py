@@ -2,9 +2,10 @@
 
 The copying is Litestream's: one ``litestream restore -f`` (follow mode) per realm database found
 in a replica source, the copy being ``<state>/console/replicas/<label>/<encoded realm>.sqlite3``.
-This module only finds the databases, starts a follower for each, watches it, restarts it when it
-dies, and writes what it sees to ``followers.json`` beside the copies, which the console's health
-answer reads (docs/replicas.md §3, §5). It never opens a copy itself.
+This module lists each source on a thread of its own (``replica_stores`` knows how), starts a
+follower for each database, watches it, restarts it when it dies, and writes what it sees to
+``followers.json`` beside the copies, which Holdings and the health answer read (docs/replicas.md
+§3, §5). It never opens a copy itself.
 
 Each start restores afresh into ``.restoring/`` and, once Litestream follows that file, renames it
 over the copy (docs/replicas.md §3): the console keeps serving the last copy meanwhile, and
@@ -25,8 +26,8 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from memory_panel.replica_sources import redacted, redacted_in
 from memory_panel.replica_stores import ReplicaSourceError, database_url, is_remote, source_listing
 from memory_panel.store.realms import (
     REALM_SUFFIX,
@@ -34,7 +35,6 @@ from memory_panel.store.realms import (
     decode_path_segment,
     replica_name,
 )
-from memory_panel.replica_sources import redacted
 
 logger = logging.getLogger("memory_panel.replicas")
 
@@ -79,8 +79,8 @@ class SourceWatch:
         threading.Thread(target=self._run, args=(stop,), daemon=True, name=f"list:{self.label}").start()
 
     def list_once(self) -> None:
+        started_ms = time.time_ns() // 1_000_000
         try:
-            started_ms = time.time_ns() // 1_000_000
             self.listing, self.listed_at_ms, self.error = source_listing(self.url), started_ms, None
         except ReplicaSourceError as error:
             self._failed(str(error))
@@ -97,12 +97,6 @@ class SourceWatch:
         while not stop.is_set():
             self.list_once()
             stop.wait(self.every_s)
-
-
-def redacted_in(text: str, url: str) -> str:
-    """Litestream's own words about a source, without the password its URL carries."""
-    password = urlsplit(url).password
-    return text.replace(password, "***") if password else text
 
 
 def _libc_prctl():

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory_panel.conf import replica_copies_root
-from memory_panel.replica_sources import redacted
+from memory_panel.replica_sources import redacted, redacted_in
 from memory_panel.replica_stores import database_url
 from memory_panel.replicas import Supervisor, litestream_binary
 from memory_panel.store.realms import realm_names, realm_path
@@ -77,6 +77,11 @@ def test_each_database_of_a_source_is_followed_by_the_url_litestream_reads_as_it
 ])
 def test_a_password_in_a_source_url_is_never_shown(url, shown):
     assert redacted(url) == shown
+
+
+def test_litestreams_words_about_a_source_lose_its_password_as_written_and_as_decoded():
+    url = "sftp://mob:p%40ss@host/srv"
+    assert redacted_in("dial mob:p%40ss@host: refused; auth p@ss failed", url) == "dial mob:***@host: refused; auth *** failed"
 
 
 def test_an_sftp_source_refusing_the_password_is_reported_without_it(tmp_path: Path):
