@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import SyncToAsync
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client
 
 from memory_panel.simulator.demo import DemoSummary, seed_demo
@@ -52,6 +54,15 @@ def pytest_sessionstart(session) -> None:
             "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
         }
     ).enable()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    yield
+    # Async tests reach the database through asgiref's one shared sync thread (channels'
+    # database_sync_to_async), whose connection outlives them: closed here, before the test
+    # database is dropped, or PostgreSQL refuses to drop a database another session uses.
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result()
 
 
 @pytest.fixture(autouse=True)
