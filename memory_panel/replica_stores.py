@@ -12,6 +12,7 @@ chain as Litestream's AWS SDK) and paramiko for SFTP, both in the ``replicas`` e
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -95,10 +96,7 @@ def _s3_listing(url: str) -> dict[str, int | None]:
         raise ReplicaSourceError("s3:// sources need boto3: pip install -e '.[replicas]'") from None
     parts = urlsplit(url)
     query = dict(pair.split("=", 1) if "=" in pair else (pair, "") for pair in parts.query.split("&") if pair)
-    endpoint = unquote(query.get("endpoint", "")) or os.environ.get("LITESTREAM_S3_ENDPOINT", "")
-    if endpoint and "://" not in endpoint:
-        local = endpoint.split(":")[0] in ("localhost", "127.0.0.1", "[::1]")
-        endpoint = f"{'http' if local else 'https'}://{endpoint}"
+    endpoint = _with_scheme(unquote(query.get("endpoint", "")) or os.environ.get("LITESTREAM_S3_ENDPOINT", ""))
     # As Litestream does: a custom endpoint means path-style addressing unless the URL says otherwise.
     path_style = query.get("forcePathStyle", query.get("force-path-style", "true" if endpoint else "false"))
     client = boto3.client(
@@ -123,6 +121,19 @@ def _s3_listing(url: str) -> dict[str, int | None]:
     except (BotoCoreError, ClientError) as error:
         raise ReplicaSourceError(f"{redacted(url)}: {error}") from None
     return newest
+
+
+def _with_scheme(endpoint: str) -> str:
+    """An endpoint without a scheme, read as Litestream reads it: plain HTTP for a loopback,
+    private-network or ``.local`` host, HTTPS for any other."""
+    if not endpoint or endpoint.startswith(("http://", "https://")):
+        return endpoint
+    host = endpoint.rpartition("@")[2].split("/")[0].rsplit(":", 1)[0].strip("[]").lower()
+    try:
+        local = ipaddress.ip_address(host).is_private
+    except ValueError:
+        local = host == "localhost" or host.endswith((".local", ".localhost"))
+    return f"{'http' if local else 'https'}://{endpoint}"
 
 
 def _sftp_listing(url: str) -> dict[str, int | None]:

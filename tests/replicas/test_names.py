@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from memory_panel.conf import replica_copies_root
 from memory_panel.replica_sources import redacted, redacted_in
-from memory_panel.replica_stores import database_url
+from memory_panel.replica_stores import _with_scheme, database_url
 from memory_panel.replicas import Supervisor, litestream_binary
 from memory_panel.store.realms import realm_names, realm_path
 from tests.support.litestream import LABEL, ConsoleHost, store_start, wait_for
@@ -125,3 +125,17 @@ def test_a_source_that_is_not_followed_is_flagged_on_health_and_holdings(agent_m
     answer = console.get("/console/replicas/health")
     assert (answer.status_code, answer.json()) == (200, {"ok": True, "stale": [], "replicas": [], "source_problems": []})
     assert "Realms of other hosts" not in console.get("/console/memory/").content.decode()
+
+
+@pytest.mark.parametrize(("endpoint", "reached_at"), [
+    ("127.0.0.1:9000", "http://127.0.0.1:9000"),
+    ("localhost:9000", "http://localhost:9000"),
+    ("10.1.2.3:9000", "http://10.1.2.3:9000"),
+    ("172.20.0.5", "http://172.20.0.5"),
+    ("minio.local:9000", "http://minio.local:9000"),
+    ("s3.eu-central-1.wasabisys.com", "https://s3.eu-central-1.wasabisys.com"),
+    ("minio:9000", "https://minio:9000"),  # a bare name is not known to be local: TLS, as Litestream does
+    ("http://minio:9000", "http://minio:9000"),
+])
+def test_an_s3_endpoint_without_a_scheme_is_reached_the_way_litestream_reaches_it(endpoint, reached_at):
+    assert _with_scheme(endpoint) == reached_at
