@@ -4,6 +4,7 @@ without Litestream running (docs/replicas.md §1-§3)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,6 +18,7 @@ from memory_panel.replica_stores import _with_scheme, database_url
 from memory_panel.replicas import Supervisor, litestream_binary
 from memory_panel.store.realms import realm_names, realm_path
 from tests.support.litestream import LABEL, ConsoleHost, store_start, wait_for
+from tests.support.servers import PYTHON, REPO
 from tests.support.worlds import write_notes
 
 
@@ -139,3 +141,13 @@ def test_a_source_that_is_not_followed_is_flagged_on_health_and_holdings(agent_m
 ])
 def test_an_s3_endpoint_without_a_scheme_is_reached_the_way_litestream_reaches_it(endpoint, reached_at):
     assert _with_scheme(endpoint) == reached_at
+
+
+def test_the_agent_host_script_says_when_it_cannot_run_litestream(tmp_path: Path):
+    (tmp_path / "agent-memory").mkdir()
+    write_notes(tmp_path / "agent-memory", "default", 1)
+    ran = subprocess.run([PYTHON, str(REPO / "bin" / "litestream-agent-config"), str(tmp_path),
+                          f"file://{tmp_path / 'replica'}", "--run", "--litestream", str(tmp_path / "no-litestream")],
+                         capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 2
+    assert f"cannot run '{tmp_path / 'no-litestream'}': No such file or directory" in ran.stderr
