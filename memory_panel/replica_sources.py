@@ -4,7 +4,7 @@ Stdlib only: settings.py imports it (docs/replicas.md §2)."""
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 # A label is the first part of every replica realm's name (``<label>/<realm>``, docs/replicas.md §1),
 # and a directory name under the console's state: letters, digits, '-' and '_' only.
@@ -23,7 +23,8 @@ def redacted(url: str) -> str:
 def redacted_in(text: str, url: str) -> str:
     """``text`` (Litestream's own words about a source, say) without the password ``url`` carries."""
     password = urlsplit(url).password
-    for written in {password, unquote(password)} if password else ():
+    # As written in the URL, decoded, and encoded again the way Go writes it (%3A, not %3a).
+    for written in sorted({password, unquote(password), quote(unquote(password), safe="")}, key=len, reverse=True) if password else ():
         text = text.replace(written, "***")
     return text
 

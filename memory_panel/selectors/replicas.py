@@ -17,6 +17,8 @@ from memory_panel.store.realms import realm_names, replica_parts, replica_txid
 
 # follow_replicas rewrites its status every second; this much silence means it stopped.
 STATUS_SILENT_S = 15.0
+# Beyond three listing intervals, how long a source's listing may run (timeouts, retries) before it is stuck.
+LISTING_STUCK_S = 30.0
 # A copy may trail its source by a transaction or two while the follower polls; behind for this
 # long, it is not following.
 BEHIND_S = 30.0
@@ -70,9 +72,21 @@ def source_problems() -> list[SourceProblem]:
             problems.append(SourceProblem(label, silence))
         elif label not in status.get("sources", {}):
             problems.append(SourceProblem(label, "follow_replicas was started without this source: restart it"))
-        elif error := status["sources"][label].get("error"):
-            problems.append(SourceProblem(label, f"cannot be listed: {error}"))
+        elif problem := _listing_problem(status["sources"][label], now_ms):
+            problems.append(SourceProblem(label, problem))
     return problems
+
+
+def _listing_problem(source: dict, now_ms: int) -> str | None:
+    if source.get("error"):
+        return f"cannot be listed: {source['error']}"
+    listed_at_ms = source.get("listed_at_ms")
+    if listed_at_ms is None:
+        return "not listed yet: its realms appear once follow_replicas has listed it"
+    # A listing may take a while (timeouts, retries); this long past several turns, it is stuck.
+    if now_ms - listed_at_ms > (3 * source.get("list_every_s", 10) + LISTING_STUCK_S) * 1000:
+        return f"last listed {(now_ms - listed_at_ms) / 1000:.0f} s ago"
+    return None
 
 
 def _silence(status: dict | None, now_ms: int) -> str | None:

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from memory_panel.conf import replica_copies_root
 from memory_panel.replica_sources import redacted, redacted_in
-from memory_panel.replica_stores import _with_scheme, database_url
+from memory_panel.replica_stores import _with_scheme, database_url, source_listing
 from memory_panel.replicas import Supervisor, litestream_binary
 from memory_panel.store.realms import realm_names, realm_path
 from tests.support.litestream import LABEL, ConsoleHost, store_start, wait_for
@@ -151,3 +151,49 @@ def test_the_agent_host_script_says_when_it_cannot_run_litestream(tmp_path: Path
                          capture_output=True, text=True, timeout=30)
     assert ran.returncode == 2
     assert f"cannot run '{tmp_path / 'no-litestream'}': No such file or directory" in ran.stderr
+    # Written before: readable by its user alone, since an SFTP replica URL carries a password.
+    assert (tmp_path / "litestream-links" / "litestream.yml").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("url", [
+    "sftp://mob@127.0.0.1:notaport/srv",
+    "s3://bucket/agents?region=bad%20region",
+    "s3://bucket/agents?endpoint=http://[::1",
+])
+def test_a_source_url_that_cannot_be_listed_is_reported_not_a_silently_dead_listing(tmp_path: Path, url):
+    status = _listed_once(Supervisor(sources={"odd": url}, copies_root=tmp_path / "copies",
+                                     binary=litestream_binary(), interval_ms=1000))
+    assert status["sources"]["odd"]["error"], status["sources"]
+    assert status["sources"]["odd"]["listed_at_ms"] is None
+
+
+def test_a_source_is_flagged_until_its_first_listing(agent_memory_dir: Path, settings, console):
+    east = agent_memory_dir.parent / "east-replica"
+    east.mkdir()
+    settings.MOBKIT_REPLICA_SOURCES = {"east": f"file://{east}"}
+    supervisor = Supervisor(sources=settings.MOBKIT_REPLICA_SOURCES, copies_root=replica_copies_root(),
+                            binary=litestream_binary(), interval_ms=1000)
+    supervisor.step()  # running, but its listing thread has not answered yet
+    answer = console.get("/console/replicas/health")
+    assert answer.status_code == 503
+    assert answer.json()["source_problems"] == [
+        {"label": "east", "problem": "not listed yet: its realms appear once follow_replicas has listed it"}]
+    _listed_once(supervisor)
+    assert console.get("/console/replicas/health").status_code == 200
+
+
+def test_only_litestream_shaped_keys_name_a_database_in_an_s3_source(tmp_path: Path, monkeypatch):
+    store = store_start("s3", tmp_path)
+    try:
+        for name, value in store.env.items():
+            monkeypatch.setenv(name.replace("AWS_", "LITESTREAM_"), value)
+        bucket = store.s3_client()
+        for key in ("agents/east/default.sqlite3/0000/0000000000000001-0000000000000003.ltx",
+                    "agents/east/default.sqlite3/0009/0000000000000001-0000000000000002.ltx",
+                    "agents/east/team%3Ablue.sqlite3/0001/0000000000000001-000000000000000a.ltx",
+                    "agents/east/backup.sqlite3",  # a stray object, not a Litestream database
+                    "agents/east2/other.sqlite3/0000/0000000000000001-0000000000000001.ltx"):  # another prefix
+            bucket.put_object(Bucket="mobkit", Key=key, Body=b"")
+        assert source_listing(store.url) == {"default.sqlite3": 3, "team%3Ablue.sqlite3": 10}
+    finally:
+        store.stop()

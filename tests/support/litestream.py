@@ -56,10 +56,17 @@ class ReplicaStore:
     url: str
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
+    endpoint: str | None = None  # an S3 store's http:// address, for a test's own boto3 client
 
     def environ(self, base: dict[str, str]) -> dict[str, str]:
         # Litestream 0.5.17's S3 client fails outright when AWS_CA_BUNDLE is set (docs/replicas.md §2).
         return {**{k: v for k, v in base.items() if k != "AWS_CA_BUNDLE"}, **self.env}
+
+    def s3_client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id="replica-tests", aws_secret_access_key="replica-tests")
 
     def stop(self) -> None:
         end_process(self.process, timeout=10)
@@ -86,12 +93,9 @@ def store_start(kind: str, base: Path) -> ReplicaStore:
             process = subprocess.Popen([PYTHON, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                                        stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         store = ReplicaStore(kind, f"s3://mobkit/agents/east?endpoint=127.0.0.1:{port}&region=us-east-1",
-                             credentials, process)
+                             credentials, process, endpoint=f"http://127.0.0.1:{port}")
         _started(process, log, lambda: b"Running on" in log.read_bytes(), "moto's S3 server")
-        import boto3
-        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
-                     aws_access_key_id="replica-tests", aws_secret_access_key="replica-tests",
-                     ).create_bucket(Bucket="mobkit")
+        store.s3_client().create_bucket(Bucket="mobkit")
         return store
     if kind == "sftp":
         root, home = base / "sftp-root", base / "home"
