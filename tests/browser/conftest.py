@@ -81,8 +81,8 @@ class Browser:
         self.goto(path)
         self.page.get_by_label("Username").fill(username)
         self.page.get_by_label("Password").fill(PASSWORD)
-        self.page.get_by_role("button", name="Sign in").click()
-        self.page.wait_for_load_state()
+        with self.page.expect_navigation():
+            self.page.get_by_role("button", name="Sign in").click()
 
     def assert_clean(self) -> None:
         assert self.problems.messages == [], self.problems.messages
