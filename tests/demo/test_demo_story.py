@@ -44,6 +44,14 @@ def test_a_fresh_demo_timeline_holds_weeks_of_its_own_history(agent_memory_dir, 
     assert "committed" in page and "was quarantined: session tainted by" in page
 
 
+def test_an_agent_hosts_realm_is_written_without_touching_a_console(agent_memory_dir):
+    # bin/demo's east host (docs/demo.md §6): its history reaches the console through the replica.
+    call_command("seed_demo", "--realm", "ops", "--no-timeline")
+
+    assert (agent_memory_dir / "ops.sqlite3").exists()
+    assert not TimelineEvent.objects.exists()
+
+
 def _user():
     from django.contrib.auth import get_user_model
 

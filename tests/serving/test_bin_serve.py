@@ -10,20 +10,20 @@ from __future__ import annotations
 import asyncio
 import http.client
 import os
-import re
 import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.cookies import SimpleCookie
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 import redis
 
-from tests.support.servers import REPO, Serve, WsClient, deployment_env, manage, post_events, start_serve, stop_serve
+from tests.support.servers import (
+    REPO, Serve, WsClient, deployment_env, manage, post_events, session_cookie, start_serve, stop_serve,
+)
 from tests.support.worlds import write_spread
 
 REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -129,29 +129,6 @@ def _fresh_postgres_database() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _sign_in(server: Serve, username: str, password: str) -> str:
-    """The session cookie header a browser would hold after signing in on the form."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
-    connection.request("GET", "/console/login/")
-    response = connection.getresponse()
-    form = response.read().decode()
-    csrf = SimpleCookie(response.getheader("Set-Cookie"))["csrftoken"].value
-    middleware_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-    body = urlencode({"username": username, "password": password, "csrfmiddlewaretoken": middleware_token})
-    connection.request("POST", "/console/login/", body=body, headers={
-        "Content-Type": "application/x-www-form-urlencoded", "Cookie": f"csrftoken={csrf}",
-        "Origin": server.http, "Referer": f"{server.http}/console/login/",
-    })
-    response = connection.getresponse()
-    response.read()
-    connection.close()
-    assert response.status == 302, response.status
-    cookies = SimpleCookie()
-    for header in response.msg.get_all("Set-Cookie"):
-        cookies.load(header)
-    return f"sessionid={cookies['sessionid'].value}"
-
-
 async def test_two_workers_share_sessions_tokens_and_the_timeline_on_postgres_and_redis(tmp_path: Path):
     reason = _postgres_reason()
     if reason:
@@ -169,7 +146,7 @@ async def test_two_workers_share_sessions_tokens_and_the_timeline_on_postgres_an
         try:
             assert len(server.worker_pids()) == 2
             # A session made on one worker and a token work on whichever worker answers.
-            cookie = await asyncio.to_thread(_sign_in, server, "ana", "serve-test-pw")
+            cookie = await asyncio.to_thread(session_cookie, server.port, "ana", "serve-test-pw")
             answered_by = set()
             for headers in [{"Cookie": cookie}] * 12 + [{"Authorization": f"Bearer {token}"}] * 12:
                 status, body, owner = await asyncio.to_thread(_get, server, "/console/memory/records/", headers)

@@ -9,8 +9,10 @@ deployment's processes share.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,8 +23,10 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import websockets
 
@@ -219,6 +223,30 @@ def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: 
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"the server on port {port} did not come up: {log.read_text(errors='replace')[-2000:]}")
+
+
+def session_cookie(port: int, username: str, password: str) -> str:
+    """The session cookie header a browser would hold after signing in on the form."""
+    origin = f"http://127.0.0.1:{port}"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("GET", "/console/login/")
+    response = connection.getresponse()
+    form = response.read().decode()
+    csrf = SimpleCookie(response.getheader("Set-Cookie"))["csrftoken"].value
+    middleware_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    body = urlencode({"username": username, "password": password, "csrfmiddlewaretoken": middleware_token})
+    connection.request("POST", "/console/login/", body=body, headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Cookie": f"csrftoken={csrf}",
+        "Origin": origin, "Referer": f"{origin}/console/login/",
+    })
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 302, response.status
+    cookies = SimpleCookie()
+    for header in response.msg.get_all("Set-Cookie"):
+        cookies.load(header)
+    return f"sessionid={cookies['sessionid'].value}"
 
 
 def post_events(server: Server, body: Any, token: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``python manage.py seed_demo [--realm NAME] [--records N] [--force]`` (docs/wire-contract.md §C.6)."""
+"""``python manage.py seed_demo [--realm NAME] [--records N] [--force] [--no-timeline]`` (docs/wire-contract.md §C.6)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--records", type=int, default=0,
                             help="total records wanted in the realm; generated notes pad the story up to N")
         parser.add_argument("--force", action="store_true", help="replace existing realm files")
+        parser.add_argument("--no-timeline", action="store_true",
+                            help="write the realm files alone, as an agent host without a console has them "
+                                 "(docs/demo.md §6)")
 
-    def handle(self, *args, realm: str | None, records: int, force: bool, **options) -> None:
+    def handle(self, *args, realm: str | None, records: int, force: bool, no_timeline: bool,
+               **options) -> None:
         if realm is not None and not realm.strip():
             raise CommandError("--realm must not be empty")
         if records < 0:
@@ -50,11 +54,15 @@ class Command(BaseCommand):
             self.stdout.write(f"legacy markdown awaiting import -> {path}")
         if summary.ledger is not None:
             self.stdout.write(f"ledger state -> {summary.ledger}")
+        if not no_timeline:
+            self._announce(list(summary.realms))
+        self.stdout.write(self.style.SUCCESS(f"seeded in {time.monotonic() - started:.1f}s"))
+
+    def _announce(self, realms: list[str]) -> None:
         # docs/demo.md §5: the project's timeline takes the realms' history, with the times it happened.
-        for _, answer in demo_realms_seeded.send_robust(sender=None, realms=list(summary.realms)):
+        for _, answer in demo_realms_seeded.send_robust(sender=None, realms=realms):
             if isinstance(answer, Exception):
                 self.stderr.write(f"The timeline did not take the demo's history ({answer}); "
                                   "run 'python manage.py migrate' first, then seed again with --force.")
             else:
                 self.stdout.write(f"timeline: {answer}")
-        self.stdout.write(self.style.SUCCESS(f"seeded in {time.monotonic() - started:.1f}s"))
