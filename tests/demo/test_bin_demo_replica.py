@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from tests.support.litestream import wait_for
 from tests.support.servers import REPO, end_process, free_port, session_cookie, wait_http_ready
 
 
@@ -24,16 +26,6 @@ def _get(port: int, path: str, cookie: str) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
-
-
-def _wait_for(check: Callable[[], Any], *, timeout_s: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.25)
-    raise AssertionError(f"waited {timeout_s} s for {what}")
 
 
 def _processes_of(state: Path) -> list[str]:
@@ -52,18 +44,41 @@ def _processes_of(state: Path) -> list[str]:
     return found
 
 
-def test_bin_demo_follows_the_east_host_live_and_leaves_nothing_running(tmp_path):
+def _east_event_times(state: Path, *, since_ms: int) -> list[int]:
+    """When the east/ops events stored on the console's timeline happened, from ``since_ms`` on."""
+    with sqlite3.connect(f"file:{state / 'console' / 'console.sqlite3'}?mode=ro", uri=True) as conn:
+        return [stamp for (stamp,) in conn.execute(
+            "SELECT timestamp_ms FROM timeline_timelineevent"
+            " WHERE json_extract(data, '$.realm') = 'east/ops' AND timestamp_ms >= ?", (since_ms,))]
+
+
+@contextmanager
+def _bin_demo(tmp_path: Path, **settings: str) -> Iterator[tuple[int, Path, str]]:
+    """bin/demo on a state of its own and a free port: (port, state, what it printed once serving).
+    On leaving, SIGTERM, then every process it started must be gone."""
     state = tmp_path / "state"
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MOBKIT_", "DATABASE_URL", "REDIS_URL"))}
-    env.update({"MOBKIT_PERSISTENT_STATE": str(state), "PORT": str(port), "DEMO_INTERVAL": "0.5"})
+    env.update({"MOBKIT_PERSISTENT_STATE": str(state), "PORT": str(port), **settings})
     log = tmp_path / "demo.log"
     with log.open("wb") as out:
         demo = subprocess.Popen(["bin/demo"], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
         wait_http_ready(port, demo, log, timeout_s=180)
-        printed = log.read_text()
+        assert _processes_of(state), "the demo's processes were not found by their state directory"
+        yield port, state, log.read_text()
+    finally:
+        end_process(demo, timeout=30, sig=signal.SIGTERM)
+    try:
+        wait_for(lambda: not _processes_of(state), timeout_s=15, what="every process bin/demo started to stop")
+    except AssertionError:
+        raise AssertionError(f"left running after SIGTERM: {_processes_of(state)}") from None
+
+
+def test_bin_demo_follows_the_east_host_live_and_leaves_nothing_running(tmp_path):
+    started_ms = int(time.time() * 1000)
+    with _bin_demo(tmp_path, DEMO_INTERVAL="0.5") as (port, state, printed):
         assert "east/ops: put" in printed and "events of their history on the timeline" in printed, printed
         cookie = session_cookie(port, "demo", "demo-console")
 
@@ -77,16 +92,24 @@ def test_bin_demo_follows_the_east_host_live_and_leaves_nothing_running(tmp_path
             east = lags.get("east/ops")
             return east["txid"] if status == 200 and east and east["follower"] == "following" else None
 
-        first = _wait_for(current_txid, timeout_s=30, what="east/ops followed and the health answer 200")
+        first = wait_for(current_txid, timeout_s=30, what="east/ops followed and the health answer 200")
         # The east host's own activity keeps writing; each write comes through its copy.
-        _wait_for(lambda: (current_txid() or 0) > first, timeout_s=30, what="a later write on east in its copy")
+        wait_for(lambda: (current_txid() or 0) > first, timeout_s=30, what="a later write on east in its copy")
 
-        # The east host's history, and its live writes, are on the timeline under the qualified name.
-        _, timeline = _get(port, "/console/timeline/", cookie)
-        assert "east/ops" in timeline
-        assert _processes_of(state), "the demo's processes were not found by their state directory"
-    finally:
-        end_process(demo, timeout=30, sig=signal.SIGTERM)
+        # The east host's weeks of history, and its writes since the demo started, are on the timeline
+        # under the qualified name.
+        wait_for(lambda: _east_event_times(state, since_ms=started_ms), timeout_s=30,
+                 what="an east/ops event written since the demo started, on the timeline")
+        assert min(_east_event_times(state, since_ms=0)) < started_ms - 14 * 86_400_000
 
-    _wait_for(lambda: not _processes_of(state), timeout_s=15,
-              what=f"every process bin/demo started to stop: {_processes_of(state)}")
+
+def test_bin_demo_keeps_an_operators_own_replica_sources(tmp_path):
+    sources = "west=file:///srv/replicas/west"
+    with _bin_demo(tmp_path, DEMO_ACTIVITY="0", MOBKIT_REPLICA_SOURCES=sources) as (port, state, printed):
+        assert "east" not in printed
+        assert not (state / "demo-hosts").exists()
+        cookie = session_cookie(port, "demo", "demo-console")
+        status, body = _get(port, "/console/replicas/health", cookie)
+        # The server follows the operator's source (not listed here: no follow_replicas runs), not east.
+        assert status == 503
+        assert [source["label"] for source in json.loads(body)["source_problems"]] == ["west"]
