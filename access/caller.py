@@ -1,7 +1,11 @@
-"""The caller's access: what every view, RPC method, selector and consumer asks (docs/access.md §2).
+"""Who is asking, and what they may do: what every view, RPC method, selector and consumer asks
+(docs/access.md §2).
 
-Build one `Access` per request with `access_for_user(request.user)` and pass it down; it snapshots
-the config in force, so one request is decided by one config even if the file changes meanwhile.
+Every sign-in path (a session, a console token, a JWT, the issuer's browser flow; HTTP and sockets)
+produces one `Caller`: the subject, the groups an identity provider vouched for, and how it signed
+in. Every gate takes that value, never a bare subject, so no surface can drop a caller's groups.
+Build one `Access` per request with `access_for(caller)` and pass it down; it snapshots the config
+in force, so one request is decided by one config even if the file changes meanwhile.
 
 The console has no roster, so an agent is known only by its identity: checks use a bare-identity
 resource (identity and agent id both set to it, role and labels unknown). As on a MobKit attribute
@@ -30,6 +34,26 @@ _NOTHING_GRANTED = AccessConfig(enabled=True)
 
 
 @dataclass(frozen=True)
+class Caller:
+    """Who is asking (docs/access.md §2.7): made once per request or socket by the sign-in middlewares."""
+
+    subject: str | None = None  # None: anonymous
+    # Groups an identity provider's token or browser sign-in vouched for; those access.toml defines
+    # count as if the subject were listed among their members (docs/audit-and-oidc.md §5).
+    vouched_groups: frozenset[str] = frozenset()
+    # session (password) | oidc (browser sign-in through the issuer) | token | jwt; "" when anonymous.
+    sign_in: str = ""
+    console_admin: bool = False  # a Django superuser: reads the audit log whatever access.toml says
+
+    @property
+    def is_signed_in(self) -> bool:
+        return self.subject is not None
+
+
+ANONYMOUS = Caller()
+
+
+@dataclass(frozen=True)
 class Access:
     subject: str | None
     groups: frozenset[str]
@@ -38,6 +62,7 @@ class Access:
     config: AccessConfig = field(default=_NOTHING_GRANTED, repr=False, compare=False)
     revision: str = field(default="0", compare=False)
     available: bool = field(default=False, compare=False)  # an access.toml is configured
+    console_admin: bool = field(default=False, compare=False)  # Caller.console_admin
 
     @property
     def principal(self) -> Principal:
@@ -65,25 +90,33 @@ def subject_for_user(user: Any) -> str | None:
     return email or user.get_username()
 
 
-def access_for_subject(subject: str | None, *, vouched_groups: frozenset[str] = frozenset()) -> Access:
-    """``vouched_groups``: groups an identity provider's token names for the subject; those
-    access.toml defines count as if the subject were listed among their members."""
-    loaded = current_access_config()
-    config = loaded.config
-    return Access(
+def caller_for_user(user: Any, *, sign_in: str, vouched_groups: frozenset[str] = frozenset()) -> Caller:
+    """The caller a signed-in Django user is (anonymous for an anonymous user)."""
+    subject = subject_for_user(user)
+    if subject is None:
+        return ANONYMOUS
+    return Caller(
         subject=subject,
-        groups=groups_for_subject(config, subject) | (vouched_groups & config.groups.keys()),
-        enforced=loaded.available and config.enabled,
-        is_admin=is_admin(config, subject),
-        config=config,
-        revision=loaded.revision,
-        available=loaded.available,
+        vouched_groups=vouched_groups,
+        sign_in=sign_in,
+        console_admin=bool(getattr(user, "is_superuser", False)),
     )
 
 
-def access_for_user(user: Any) -> Access:
-    # ``access_groups``: set on a user signed in by an identity provider's token or session.
-    return access_for_subject(subject_for_user(user), vouched_groups=getattr(user, "access_groups", frozenset()))
+def access_for(caller: Caller) -> Access:
+    """The caller's access under the access.toml in force now."""
+    loaded = current_access_config()
+    config = loaded.config
+    return Access(
+        subject=caller.subject,
+        groups=groups_for_subject(config, caller.subject) | (caller.vouched_groups & config.groups.keys()),
+        enforced=loaded.available and config.enabled,
+        is_admin=is_admin(config, caller.subject),
+        config=config,
+        revision=loaded.revision,
+        available=loaded.available,
+        console_admin=caller.console_admin,
+    )
 
 
 def can_administer(access: Access) -> bool:

@@ -44,7 +44,7 @@ def main() -> None:
     from django.db import close_old_connections
     from django.test import Client, override_settings
 
-    from access.caller import access_for_subject
+    from access.caller import Caller, access_for
     from memory_panel.selectors.quarantine import quarantine_queue
     from memory_panel.store import realm_index, search_index
     from mobkit_console.audit import receivers
@@ -58,7 +58,7 @@ def main() -> None:
     realm_index.build(REALM)
     search_index.SEARCH_INDEX.build(REALM)
     user = get_user_model().objects.create_user("admin")
-    quarantined = quarantine_queue(access=access_for_subject("admin"), realm=REALM, limit=1).records[0].id
+    quarantined = quarantine_queue(access=access_for(Caller(subject="admin")), realm=REALM, limit=1).records[0].id
 
     def client(*, audited: bool) -> Client:
         # Middleware is loaded at a client's first request: the "off" client never has the audit's.

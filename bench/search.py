@@ -90,7 +90,7 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from access.caller import access_for_subject
+    from access.caller import Caller, access_for
     from mobkit_console.timeline.models import EventVisibilityKey, TimelineEvent
     from mobkit_console.timeline.selectors import EventFilter, events_count
     from mobkit_console.timeline.services import events_store
@@ -119,13 +119,13 @@ def timeline_rows(events: int, reps: int, scratch: Path) -> list[Row]:
         (viewer, "viewer, type remembered (none visible)", EventFilter(event_type="memory.record.remembered")),
         (mob_reader, "mob reader, type pending_gate", EventFilter(event_type="memory.promotion.pending_gate")),
     ):
-        access = access_for_subject(subject)
+        access = access_for(Caller(subject=subject))
         value = events_count(access=access, filters=filters)
         samples = timed(lambda a=access, f=filters: events_count(access=a, filters=f), reps)
         rows.append(Row("timeline count", label, samples,
                         note=f"= {f'>{value.cap:,}' if value.capped else f'{value.value:,}'}"))
     # What the count saves: deciding every event of the log in Python, once.
-    reader = access_for_subject(one_agent)
+    reader = access_for(Caller(subject=one_agent))
     every = timed(lambda: sum(envelope_visible(reader, row.envelope()) for row in TimelineEvent.objects.iterator()), 1, 0)
     rows.append(Row("timeline count", "reference: every event decided in Python, one agent", every))
     for subject in (admin, one_agent):
@@ -208,9 +208,9 @@ def main() -> None:
     from memory_panel.search_text import parse_query
     from memory_panel.selectors.counts import COUNT_CAP, record_count
     from memory_panel.wire.params import RecordFilter
-    from access.caller import access_for_user
+    from access.caller import access_for, caller_for_user
 
-    access = access_for_user(User.objects.get(username="bench"))
+    access = access_for(caller_for_user(User.objects.get(username="bench"), sign_in="session"))
     for label, filters, query in (
         ("count: all records", RecordFilter(), None),
         ("count: one identity", RecordFilter(scope_kind="identity", scope_key=args.export_identity), None),

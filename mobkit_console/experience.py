@@ -5,15 +5,15 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from access.caller import access_for_user, access_status
+from access.caller import access_for, access_status
 from mobkit_console.shell import memory_nav
 
 
 @require_GET
 def experience(request: HttpRequest) -> JsonResponse:
-    if not request.user.is_authenticated:
+    if not request.caller.is_signed_in:
         return JsonResponse({"error": "unauthorized", "reason": "missing_credentials"}, status=401)
-    access = access_for_user(request.user)
+    access = access_for(request.caller)
     status = access_status(access)
     return JsonResponse(
         {

@@ -123,7 +123,7 @@ MIDDLEWARE = [
     # middleware above in one thread pass instead of a thread hop each (docs/serving.md §2). Order is
     # safe: the bearer user replaces the session's after AuthenticationMiddleware, and CSRF reads
     # its flag in process_view, which runs after every __call__.
-    "mobkit_console.accounts.middleware.BearerTokenMiddleware",
+    "mobkit_console.accounts.middleware.CallerMiddleware",
     "mobkit_console.accounts.middleware.SignedInNoStoreMiddleware",
     "mobkit_console.audit.middleware.AuditActorMiddleware",
 ]

@@ -10,7 +10,7 @@ from memory_panel.store.realms import agent_memory_root, realm_names
 from memory_panel.views.realm_choice import session_realm
 from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
-from access.caller import Access, access_for_user, subject_for_user
+from access.caller import ANONYMOUS, Access, access_for
 from mobkit_console.accounts.oidc import oidc_browser_enabled
 from mobkit_console.audit.selectors import audit_readable
 
@@ -45,12 +45,12 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
     wins over a context processor's.
     """
     context: dict[str, object] = {"active_tab": _active_tab(request), "oidc_sign_in": oidc_browser_enabled()}
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        access = access_for_user(user)
-        context["subject"] = subject_for_user(user)
+    caller = getattr(request, "caller", ANONYMOUS)  # a 404 from before the middlewares ran has none
+    if caller.is_signed_in:
+        access = access_for(caller)
+        context["subject"] = caller.subject
         context["memory_nav"] = memory_nav(access)
-        context["can_read_audit"] = audit_readable(user=user, access=access)
+        context["can_read_audit"] = audit_readable(access=access)
         # The header's realm switcher, on every page (docs/daily-use.md §3).
         context["realm_choices"] = realm_names()
         context["realm_choice"] = session_realm(request)
@@ -64,6 +64,6 @@ def _active_tab(request: HttpRequest) -> str:
 
 @login_required
 def console_shell(request: HttpRequest) -> HttpResponse:
-    access = access_for_user(request.user)
+    access = access_for(request.caller)
     context = {"realms": realm_summaries(access=access), "agent_memory_root": agent_memory_root()}
     return render_page(request, "console/shell.html", "console/_realms.html", context)

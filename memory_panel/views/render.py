@@ -24,7 +24,7 @@ from memory_panel.errors import AccessDenied, AuditRefused, InvalidParams, NotFo
 from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
 from memory_panel.store.rows import noting_skipped_realms, skipped_realms
-from access.caller import access_for_user
+from access.caller import access_for
 
 # Most specific class first; any other domain error is the store's fault, never the caller's.
 HTTP_STATUS: tuple[tuple[type[PanelError], int], ...] = (
@@ -89,7 +89,7 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        access = access_for_user(request.user)
+        access = access_for(request.caller)
         try:
             try:
                 with noting_skipped_realms():

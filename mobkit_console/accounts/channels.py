@@ -11,7 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http.request import split_domain_port, validate_host
 
 from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
-from mobkit_console.accounts.oidc_browser import session_groups
+from access.caller import ANONYMOUS, Caller
+from mobkit_console.accounts.oidc_browser import session_caller
 from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.origins import console_origin
 
@@ -56,22 +57,21 @@ def cookie_origin_allowed(scope: dict) -> bool:
     return bool(settings.MOBKIT_ALLOWED_ORIGINS) or validate_host(domain, settings.ALLOWED_HOSTS)
 
 
-class SessionGroupsMiddleware:
-    """Inside the session stack: a user signed in through the issuer keeps the groups it vouched for
-    (docs/audit-and-oidc.md §5), on sockets as over HTTP."""
+class SessionCallerMiddleware:
+    """Inside the session stack: ``scope["caller"]`` from the session, as over HTTP (a user signed in
+    through the issuer keeps the groups it vouched for, docs/audit-and-oidc.md §5)."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
 
     async def __call__(self, scope, receive, send):
-        groups = await database_sync_to_async(session_groups)(scope["session"])
-        if groups and scope["user"].is_authenticated:
-            scope["user"].access_groups = groups
-        return await self.inner(scope, receive, send)
+        caller = await database_sync_to_async(session_caller)(user=scope["user"], session=scope["session"])
+        return await self.inner(dict(scope, caller=caller), receive, send)
 
 
 class TokenAuthMiddleware:
-    """Sets ``scope["user"]``: from the token when one is presented, else from the session cookie.
+    """Sets ``scope["caller"]`` (access/caller.py) and ``scope["user"]``: from the token when one is
+    presented, else from the session cookie.
 
     As over HTTP, a presented token decides alone; a bad one (a console token or a JWT, docs/audit-and-oidc.md §4)
     leaves the socket anonymous, and the consumer closes it with 4401.
@@ -79,7 +79,7 @@ class TokenAuthMiddleware:
 
     def __init__(self, inner) -> None:
         self.inner = inner
-        self.session_app = AuthMiddlewareStack(SessionGroupsMiddleware(inner))
+        self.session_app = AuthMiddlewareStack(SessionCallerMiddleware(inner))
 
     async def __call__(self, scope, receive, send):
         raw = token_from_scope(scope)
@@ -88,15 +88,16 @@ class TokenAuthMiddleware:
             # of the same host: only the console's own origin may use it (no cross-site WebSocket
             # hijacking); any other caller is anonymous (4401). A token works from any origin.
             if not cookie_origin_allowed(scope):
-                return await self.inner(dict(scope, user=AnonymousUser()), receive, send)
+                return await self.inner(dict(scope, user=AnonymousUser(), caller=ANONYMOUS), receive, send)
             return await self.session_app(scope, receive, send)
-        user = await database_sync_to_async(_bearer_user)(raw)
-        return await self.inner(dict(scope, user=user or AnonymousUser()), receive, send)
+        user, caller = await database_sync_to_async(_bearer_caller)(raw)
+        return await self.inner(dict(scope, user=user or AnonymousUser(), caller=caller), receive, send)
 
 
-def _bearer_user(raw: str) -> AbstractBaseUser | None:
-    """The token's user; None for any token that does not sign in (the socket then closes 4401)."""
+def _bearer_caller(raw: str) -> tuple[AbstractBaseUser | None, Caller]:
+    """The token's user and caller; anonymous for any token that does not sign in (the socket then closes 4401)."""
     try:
-        return bearer_sign_in(raw).user
+        signed = bearer_sign_in(raw)
     except (InvalidToken, IssuerUnavailable):
-        return None
+        return None, ANONYMOUS
+    return signed.user, signed.caller

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
 from mobkit_console.accounts.oidc import InvalidToken, IssuerUnavailable
-from mobkit_console.accounts.oidc_browser import session_groups
+from mobkit_console.accounts.oidc_browser import session_caller
 from mobkit_console.accounts.tokens import bearer_sign_in
 from mobkit_console.audit.services import Actor, audit_record
 
@@ -26,8 +26,9 @@ def token_from_request(request: HttpRequest) -> str | None:
     return request.GET.get("auth_token")
 
 
-class BearerTokenMiddleware:
-    """Replaces the session user with the token's user when a request carries a token.
+class CallerMiddleware:
+    """Sets ``request.caller`` (access/caller.py), the one value every gate takes: from the token when
+    a request carries one (its user then replaces the session's), else from the session cookie.
 
     A request that presents a token is judged by that token alone: a bad console token leaves the
     caller anonymous even if a session cookie came along, and the view decides between 401 and a
@@ -62,17 +63,16 @@ class BearerTokenMiddleware:
                 user = AnonymousUser()
             else:
                 request._dont_enforce_csrf_checks = True
-                request.sign_in = signed.method  # how the audit log names this caller's sign-in
             request.user = user
+            request.caller = signed.caller
             request.session = TokenSession()
 
             async def auser():
                 return user
 
             request.auser = auser
-        elif groups := session_groups(request.session):
-            # docs/audit-and-oidc.md §5: a browser signed in through the issuer keeps its groups.
-            request.user.access_groups = groups
+        else:
+            request.caller = session_caller(user=request.user, session=request.session)
         return self.get_response(request)
 
 

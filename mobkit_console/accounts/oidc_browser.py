@@ -19,6 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from access.caller import Caller, caller_for_user
 from mobkit_console.accounts.oidc import (
     InvalidToken,
     IssuerUnavailable,
@@ -31,13 +32,20 @@ from mobkit_console.accounts.tokens import user_for_subject
 
 logger = logging.getLogger("mobkit_console.accounts")
 
-# The session key holding the groups the issuer vouched for at sign-in (docs/audit-and-oidc.md §5).
+# The session key holding the groups the issuer vouched for at sign-in (docs/audit-and-oidc.md §5);
+# a session holding it began through the issuer.
 SESSION_GROUPS = "mobkit_oidc_groups"
+# Hands the groups of the identity the backend signed in to the callback view, within one request.
+_REQUEST_VOUCHED = "_mobkit_oidc_vouched_groups"
 
 
-def session_groups(session: Any) -> frozenset[str]:
+def session_caller(*, user: Any, session: Any) -> Caller:
+    """The caller a session cookie signs in: a session begun through the issuer keeps the groups it
+    vouched for, for the session's lifetime (docs/audit-and-oidc.md §5)."""
     groups = session.get(SESSION_GROUPS)
-    return frozenset(groups) if isinstance(groups, list) else frozenset()
+    if isinstance(groups, list):
+        return caller_for_user(user, sign_in="oidc", vouched_groups=frozenset(groups))
+    return caller_for_user(user, sign_in="session")
 
 
 class ConsoleOIDCBackend(OIDCAuthenticationBackend):
@@ -87,9 +95,8 @@ class ConsoleOIDCBackend(OIDCAuthenticationBackend):
             identity = identity_from_claims(claims)
         except InvalidToken as error:
             raise SuspiciousOperation(str(error)) from error
-        user = user_for_subject(identity.subject)
-        user.access_groups = identity.groups
-        return user
+        setattr(self.request, _REQUEST_VOUCHED, identity.groups)
+        return user_for_subject(identity.subject)
 
 
 class ConsoleOIDCAuthenticationRequestView(OIDCAuthenticationRequestView):
@@ -119,5 +126,5 @@ class ConsoleOIDCCallbackView(OIDCAuthenticationCallbackView):
 
     def login_success(self) -> HttpResponse:
         response = super().login_success()
-        self.request.session[SESSION_GROUPS] = sorted(getattr(self.user, "access_groups", ()))
+        self.request.session[SESSION_GROUPS] = sorted(getattr(self.request, _REQUEST_VOUCHED, ()))
         return response

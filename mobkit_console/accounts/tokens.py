@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from access.caller import subject_for_user
+from access.caller import Caller, caller_for_user, subject_for_user
 from mobkit_console.accounts.models import ApiToken
 from mobkit_console.accounts.oidc import InvalidToken, looks_like_jwt, oidc_bearer_enabled, token_identity
 from mobkit_console.audit.services import Actor, audit_record
@@ -71,6 +71,12 @@ def user_for_token(raw: str) -> AbstractBaseUser | None:
 class BearerSignIn:
     user: AbstractBaseUser | None  # None: an unknown or empty console token
     method: str  # "token" or "jwt", as the audit log names it
+    # docs/audit-and-oidc.md §5: the groups a JWT's issuer vouches for join the subject's access.toml groups.
+    vouched_groups: frozenset[str] = frozenset()
+
+    @property
+    def caller(self) -> Caller:
+        return caller_for_user(self.user, sign_in=self.method, vouched_groups=self.vouched_groups)
 
 
 def bearer_sign_in(raw: str) -> BearerSignIn:
@@ -83,6 +89,4 @@ def bearer_sign_in(raw: str) -> BearerSignIn:
     user = user_for_subject(identity.subject)
     if not user.is_active:
         raise InvalidToken("the account of this subject is deactivated")
-    # docs/audit-and-oidc.md §5: the groups the issuer vouches for join the subject's access.toml groups.
-    user.access_groups = identity.groups
-    return BearerSignIn(user, "jwt")
+    return BearerSignIn(user, "jwt", identity.groups)

@@ -10,7 +10,7 @@ from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.dispatch import Signal
 from django.http import HttpRequest
 
-from access.caller import Access
+from access.caller import Access, caller_for_user
 from access.signals import access_config_reloaded
 from memory_panel import signals as memory
 from mobkit_console.audit.services import NOBODY, Actor, actor_for, audit_entry, audit_record, audit_write_now
@@ -50,7 +50,8 @@ def records_searched(*, realm: str | None, query: str, surface: str, **_: Any) -
 
 def signed_in(*, request: HttpRequest, user: Any, **_: Any) -> None:
     method = _SESSION_BACKENDS.get(getattr(user, "backend", ""), "session")
-    audit_record(action="sign_in", detail={"method": method}, actor=actor_for(request, user=user))
+    caller = caller_for_user(user, sign_in="oidc" if method == "oidc" else "session")
+    audit_record(action="sign_in", detail={"method": method}, actor=actor_for(request, caller=caller))
 
 
 def sign_in_failed(*, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:

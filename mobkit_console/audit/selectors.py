@@ -35,13 +35,13 @@ class AuditPage:
     next_cursor: int | None  # the id the next page starts below; None on the last page
 
 
-def audit_readable(*, user: Any, access: Access) -> bool:
+def audit_readable(*, access: Access) -> bool:
     """Console admins (Django superusers) and whoever may administer access.toml (docs/audit-and-oidc.md §3)."""
-    return getattr(user, "is_superuser", False) or can_administer(access)
+    return access.console_admin or can_administer(access)
 
 
-def require_audit_reader(*, user: Any, access: Access) -> None:
-    if not audit_readable(user=user, access=access):
+def require_audit_reader(*, access: Access) -> None:
+    if not audit_readable(access=access):
         raise AccessDenied("access.admin", None)
 
 

@@ -22,7 +22,7 @@ from django.db import close_old_connections, connections, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
-from access.caller import subject_for_user
+from access.caller import ANONYMOUS, Caller
 
 from mobkit_console.audit.models import AuditEntry
 
@@ -39,7 +39,7 @@ class Actor:
     """Who is asking, as the audit log names them: set once per request by ``AuditActorMiddleware``."""
 
     subject: str = ""
-    sign_in: str = ""  # session | token | jwt, "" when not signed in
+    sign_in: str = ""  # Caller.sign_in: session | oidc | token | jwt, "" when not signed in
     client: str = ""
 
 
@@ -47,12 +47,10 @@ NOBODY = Actor()
 _actor: ContextVar[Actor] = ContextVar("audit_actor", default=NOBODY)
 
 
-def actor_for(request: HttpRequest, *, user: Any = None) -> Actor:
-    """The request's caller (``user`` when given, else the request's): its subject, how it signed in
-    (``request.sign_in``, set by the bearer middleware; without it, a session) and its client address."""
-    subject = subject_for_user(user if user is not None else getattr(request, "user", None)) or ""
-    sign_in = getattr(request, "sign_in", "session") if subject else ""
-    return Actor(subject=subject, sign_in=sign_in, client=request.META.get("REMOTE_ADDR", ""))
+def actor_for(request: HttpRequest, *, caller: Caller | None = None) -> Actor:
+    """``caller`` (else the request's, ``request.caller``), named with the request's client address."""
+    who = caller if caller is not None else getattr(request, "caller", ANONYMOUS)
+    return Actor(subject=who.subject or "", sign_in=who.sign_in, client=request.META.get("REMOTE_ADDR", ""))
 
 
 def actor_set(actor: Actor) -> None:

@@ -28,7 +28,7 @@ from mobkit_console.audit.services import audit_flush
 
 @panel_view
 def audit_page(request: HttpRequest, access: Access) -> HttpResponse:
-    require_audit_reader(user=request.user, access=access)
+    require_audit_reader(access=access)
     filters = audit_filter_parse(request.GET.dict())
     limit = audit_limit_parse(request.GET.get("limit"))
     cursor = audit_cursor_parse(request.GET.get("cursor"))
@@ -47,7 +47,7 @@ def audit_page(request: HttpRequest, access: Access) -> HttpResponse:
 
 @panel_view
 def audit_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
-    require_audit_reader(user=request.user, access=access)
+    require_audit_reader(access=access)
     filters = audit_filter_parse(request.GET.dict())
     audit_flush()
     response = StreamingHttpResponse(_lines(audit_walk(filters=filters)), content_type="application/x-ndjson")

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from memory_panel.errors import AccessDenied, PanelError
 from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
-from access.caller import Access, access_for_user
+from access.caller import Access, access_for
 from mobkit_console.accounts.middleware import token_from_request
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
 from mobkit_console.origins import console_origin
@@ -57,14 +57,14 @@ def rpc_endpoint(request: HttpRequest) -> HttpResponse:
         payload, refused = _parse_body(raw), None
     except RpcError as error:
         payload, refused = None, error
-    if not request.user.is_authenticated:
+    if not request.caller.is_signed_in:
         return _unauthorized(payload.get("id") if isinstance(payload, dict) else None)
     if not _caller_origin_allowed(request):
         return _error_response(None, INVALID_REQUEST, CROSS_ORIGIN, status=403)
     if refused is not None:
         return JsonResponse(_error_body(None, refused))
 
-    access = access_for_user(request.user)
+    access = access_for(request.caller)
     if isinstance(payload, list):
         if not payload:
             return _error_response(None, INVALID_REQUEST, "Invalid Request")

@@ -24,7 +24,7 @@ from channels.generic.http import AsyncHttpConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from access.caller import subject_for_user
+from access.caller import ANONYMOUS
 
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
@@ -118,14 +118,14 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
     batching = False
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        caller = self.scope.get("caller", ANONYMOUS)
+        if not caller.is_signed_in:
             # Accept first: a close before the handshake reaches the client as HTTP 403, not 4401.
             await self.accept()
             await self.close(code=UNAUTHENTICATED_CLOSE_CODE)
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        self.subscription = Subscription(subject_for_user(user), stream_filter(query))
+        self.subscription = Subscription(caller, stream_filter(query))
         self.batching = self.batching or (query.get("batch") or [""])[0] == "1"
         self.frame_kind = (type(self).__name__, self.batching)
         self.fanout = process_fanout()

@@ -12,7 +12,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from access.caller import Access, access_for_subject
+from access.caller import Access, Caller, access_for
 
 from .events import EVENT_TYPES
 from .selectors import EventFilter, events_after, latest_event_id, parse_event_id, replay_start
@@ -44,10 +44,10 @@ def stream_filter(query: Any) -> EventFilter:
 
 
 class Subscription:
-    def __init__(self, subject: str | None, filters: EventFilter) -> None:
-        self.subject = subject
+    def __init__(self, caller: Caller, filters: EventFilter) -> None:
+        self.caller = caller
         self.filters = filters
-        self._access = access_for_subject(subject)
+        self._access = access_for(caller)
         self._access_at = time.monotonic()
         # Decisions of key_visible under self._access, by visibility key: a stream carries few
         # distinct keys, and evaluating the rules per frame was per-stream work.
@@ -60,15 +60,15 @@ class Subscription:
     def access(self) -> Access:
         now = time.monotonic()
         if now - self._access_at >= ACCESS_REFRESH_S:
-            self._access = access_for_subject(self.subject)
+            self._access = access_for(self.caller)
             self._access_at = now
             self._visible.clear()
         return self._access
 
     @property
-    def audience(self) -> tuple[str | None, EventFilter]:
-        """Streams with the same caller and filters receive the same events (fanout.py decides once)."""
-        return (self.subject, self.filters)
+    def audience(self) -> tuple[Caller, EventFilter]:
+        """Streams with the same caller (groups and all) and filters receive the same events (fanout.py decides once)."""
+        return (self.caller, self.filters)
 
     def receives(self, event: dict[str, Any]) -> bool:
         """Does this caller receive a live event (services.live_event), replay aside?"""

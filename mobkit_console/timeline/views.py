@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from memory_panel.errors import InvalidParams
 from memory_panel.views.render import panel_view, render_page, wants_fragment
-from access.caller import Access, subject_for_user
+from access.caller import Access
 from mobkit_console.shell import memory_nav
 
 from .events import EVENT_TYPES
@@ -86,10 +86,9 @@ SSE_KEEP_ALIVE_S = 10.0
 @require_GET
 async def event_stream(request: HttpRequest) -> HttpResponse:
     """docs/timeline.md §T.4 ``GET /console/events/stream``: the sockets' events as Server-Sent Events."""
-    user = await request.auser()
-    if not user.is_authenticated:
+    if not request.caller.is_signed_in:
         return _error(401, "unauthorized", "the event stream requires a signed-in session or a valid auth token")
-    subscription = Subscription(subject_for_user(user), stream_filter(request.GET))
+    subscription = Subscription(request.caller, stream_filter(request.GET))
     # The EventSource protocol resends the last id it saw as Last-Event-ID; it wins over ?after=.
     after = request.headers.get("Last-Event-ID", "").strip() or request.GET.get("after", "").strip()
     response = StreamingHttpResponse(_sse(subscription, after), content_type="text/event-stream")

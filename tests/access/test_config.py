@@ -13,7 +13,7 @@ import pytest
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from access.config import current_access_config, refresh_access_config
 from tests.support.postures import READER, ROOT, SCOUT_READ_LEAD_DENIED, everyone_may
 
@@ -97,7 +97,7 @@ def test_an_explicit_enabled_false_file_turns_access_control_off(access_toml):
     start_server()
     loaded = current_access_config()
     assert loaded.available and not loaded.config.enabled
-    assert access_for_subject(READER).allows("operator.memory.read")
+    assert access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 @pytest.mark.parametrize("text", FILES_THAT_SAY_NOTHING)
@@ -107,7 +107,7 @@ def test_emptying_the_file_while_running_keeps_access_control_on_and_is_logged(a
     access_toml(text)
     with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
-    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert not access_for(Caller(subject=READER)).allows("operator.memory.read")
     assert SAYS_NOTHING in caplog.text
 
 
@@ -122,7 +122,7 @@ def test_a_memory_naive_file_is_normalized_in_memory_and_left_untouched(access_t
     before = path.read_bytes()
     with caplog.at_level(logging.WARNING, logger="access"):
         start_server()
-    assert access_for_subject(READER).allows("agent.memory.read", "identity:scout")
+    assert access_for(Caller(subject=READER)).allows("agent.memory.read", "identity:scout")
     assert path.read_bytes() == before
     assert "predates the memory read actions" in caplog.text
 
@@ -130,20 +130,20 @@ def test_a_memory_naive_file_is_normalized_in_memory_and_left_untouched(access_t
 def test_a_valid_edit_applies_on_the_next_check(access_toml):
     access_toml(WITH_OPERATOR)
     first = current_access_config()
-    assert access_for_subject(READER).allows("operator.memory.read")
+    assert access_for(Caller(subject=READER)).allows("operator.memory.read")
     access_toml(WITHOUT_OPERATOR)
     second = refresh_access_config()
     assert second.revision != first.revision
-    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert not access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 def test_a_real_edit_is_picked_up_within_five_seconds(access_toml):
     path = access_toml(WITH_OPERATOR)
-    assert access_for_subject(READER).allows("operator.memory.read")
+    assert access_for(Caller(subject=READER)).allows("operator.memory.read")
     # A plain rewrite, as an operator's editor would do it (no forced check, no mtime games).
     path.write_text(WITHOUT_OPERATOR, encoding="utf-8")
     deadline = time.monotonic() + 5
-    while access_for_subject(READER).allows("operator.memory.read"):
+    while access_for(Caller(subject=READER)).allows("operator.memory.read"):
         assert time.monotonic() < deadline, "edit not applied within 5 s"
         time.sleep(0.05)
 
@@ -155,7 +155,7 @@ def test_an_atomic_replace_is_picked_up(access_toml, tmp_path):
     replacement.write_text(WITHOUT_OPERATOR.replace("everyone", "renamed"), encoding="utf-8")
     replacement.replace(path)
     refresh_access_config()
-    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert not access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 def test_an_invalid_edit_keeps_the_last_good_config_and_is_logged(access_toml, caplog):
@@ -165,14 +165,14 @@ def test_an_invalid_edit_keeps_the_last_good_config_and_is_logged(access_toml, c
     with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
         refresh_access_config()  # the same bad file is reported once, not on every check
-    assert access_for_subject(READER).allows("operator.memory.read")
+    assert access_for(Caller(subject=READER)).allows("operator.memory.read")
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1
     assert 'access rule everyone: unknown action "agent.fly"' in errors[0].getMessage()
     # Fixing the file applies again.
     access_toml(WITHOUT_OPERATOR)
     refresh_access_config()
-    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert not access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 def test_a_missing_file_while_running_keeps_the_last_good_config(access_toml, caplog):
@@ -182,16 +182,16 @@ def test_a_missing_file_while_running_keeps_the_last_good_config(access_toml, ca
     with caplog.at_level(logging.ERROR, logger="access"):
         assert refresh_access_config() == good
     assert "missing" in caplog.text
-    assert access_for_subject(READER).allows("operator.memory.read")
+    assert access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 def test_one_access_sees_one_config(access_toml):
     access_toml(WITH_OPERATOR)
-    during_request = access_for_subject(READER)
+    during_request = access_for(Caller(subject=READER))
     access_toml(WITHOUT_OPERATOR)
     refresh_access_config()
     assert during_request.allows("operator.memory.read")
-    assert not access_for_subject(READER).allows("operator.memory.read")
+    assert not access_for(Caller(subject=READER)).allows("operator.memory.read")
 
 
 @pytest.mark.django_db
@@ -221,13 +221,13 @@ def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch
         handle.write(edited[:cut])  # a prefix that parses: scout-only is unscoped, never-lead gone
         handle.flush()
         for _ in range(3):
-            assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+            assert not access_for(Caller(subject=READER)).allows("agent.memory.read", "identity:lead")
         handle.write(edited[cut:])
-    assert not access_for_subject(READER).allows("agent.memory.read", "identity:lead")
+    assert not access_for(Caller(subject=READER)).allows("agent.memory.read", "identity:lead")
     time.sleep(0.6)  # STABLE_FOR_S: the whole file, read twice apart, now applies
     assert [rule.id for rule in current_access_config().config.rules][-1] == "never-lead-or-luka"
-    assert not access_for_subject(READER).allows("agent.memory.read", "identity:luka")
-    assert access_for_subject(READER).allows("agent.memory.read", "identity:scout")
+    assert not access_for(Caller(subject=READER)).allows("agent.memory.read", "identity:luka")
+    assert access_for(Caller(subject=READER)).allows("agent.memory.read", "identity:scout")
 
 
 def test_a_reload_logs_the_rule_ids_it_added_removed_and_changed(access_toml, caplog):

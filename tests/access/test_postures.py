@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
-from access.caller import access_for_subject, access_for_user, access_status, subject_for_user
+from access.caller import Caller, access_for, access_status, caller_for_user, subject_for_user
 from tests.support.postures import HEADER, LEAD, POSTURES, READER, REVIEWER, ROLE_AND_LABEL_SCOPED, ROOT, SCOUT
 
 # (action, identity) pairs the memory panel asks (docs/access.md §2.4); None is a resource-less check.
@@ -36,7 +36,7 @@ EXPECTED = {
 )
 def test_posture_grants(access_toml, posture, subject):
     access_toml(POSTURES[posture])
-    access = access_for_subject(subject)
+    access = access_for(Caller(subject=subject))
     assert access.enforced
     got = [int(access.allows(action, identity)) for action, identity in CHECKS]
     assert got == EXPECTED[posture][subject], list(zip(CHECKS, got))
@@ -44,7 +44,7 @@ def test_posture_grants(access_toml, posture, subject):
 
 def test_open_posture_without_a_config_allows_everything(settings):
     settings.MOBKIT_ACCESS_CONFIG = None
-    access = access_for_subject(None)
+    access = access_for(Caller(subject=None))
     assert not access.enforced
     assert all(access.allows(action, identity) for action, identity in CHECKS)
     assert access_status(access) | {"actions": None} == {
@@ -61,7 +61,7 @@ def test_open_posture_without_a_config_allows_everything(settings):
 
 def test_disabled_config_file_allows_everything(access_toml):
     access_toml(POSTURES["none"].replace("enabled = true", "enabled = false"))
-    access = access_for_subject(READER)
+    access = access_for(Caller(subject=READER))
     assert not access.enforced
     assert access.allows("memory.quarantine.review") and access.may_perform_anywhere("operator.memory.read")
 
@@ -69,7 +69,7 @@ def test_disabled_config_file_allows_everything(access_toml):
 @pytest.mark.parametrize("posture", sorted(POSTURES))
 def test_admin_is_allowed_everything_in_every_posture(access_toml, posture):
     access_toml(POSTURES[posture])
-    access = access_for_subject(ROOT)
+    access = access_for(Caller(subject=ROOT))
     assert access.is_admin
     assert all(access.allows(action, identity) for action, identity in CHECKS)
     assert access.allows("access.admin")
@@ -82,7 +82,7 @@ def test_admin_is_allowed_everything_in_every_posture(access_toml, posture):
 def test_may_perform_anywhere_matches_the_experience_table(access_toml, posture, can_read, can_review):
     # docs/ui.md §5: a rule scoped to one agent still shows the Memory nav; an explicit deny hides it.
     access_toml(POSTURES[posture])
-    access = access_for_subject(READER)
+    access = access_for(Caller(subject=READER))
     reads = ("agent.memory.read", "mob.memory.read", "operator.memory.read")
     assert any(access.may_perform_anywhere(action) for action in reads) is can_read
     assert access.may_perform_anywhere("memory.quarantine.review") is can_review
@@ -90,7 +90,7 @@ def test_may_perform_anywhere_matches_the_experience_table(access_toml, posture,
 
 def test_role_and_label_scoped_rules_never_match_without_a_roster(access_toml):
     access_toml(ROLE_AND_LABEL_SCOPED)
-    access = access_for_subject(READER)
+    access = access_for(Caller(subject=READER))
     assert not access.allows("agent.view", SCOUT)
     assert not access.allows("agent.memory.read", SCOUT)
 
@@ -102,12 +102,13 @@ def test_subject_is_email_else_username():
     assert subject_for_user(None) is None
 
 
-def test_access_for_user_resolves_groups_from_the_email(access_toml):
+def test_a_users_caller_resolves_groups_from_the_email(access_toml):
     access_toml(POSTURES["reviewer"])
-    access = access_for_user(User(username="rev", email=REVIEWER))
+    access = access_for(caller_for_user(User(username="rev", email=REVIEWER), sign_in="session"))
     assert (access.subject, access.groups) == (REVIEWER, frozenset({"reviewers"}))
     assert access.allows("memory.quarantine.review")
-    assert not access_for_user(User(username=REVIEWER, email="other@example.test")).allows(
+    other = User(username=REVIEWER, email="other@example.test")
+    assert not access_for(caller_for_user(other, sign_in="session")).allows(
         "memory.quarantine.review"
     )
 
@@ -128,7 +129,7 @@ def test_access_for_user_resolves_groups_from_the_email(access_toml):
 )
 def test_access_status_can_administer(access_toml, text, subject, can_administer):
     access_toml(text)
-    status = access_status(access_for_subject(subject))
+    status = access_status(access_for(Caller(subject=subject)))
     assert status["available"] is True
     assert status["subject"] == subject
     assert status["can_administer"] is can_administer
@@ -137,6 +138,6 @@ def test_access_status_can_administer(access_toml, text, subject, can_administer
 
 def test_access_status_reports_groups_and_admin(access_toml):
     access_toml(POSTURES["reviewer"])
-    status = access_status(access_for_subject(REVIEWER))
+    status = access_status(access_for(Caller(subject=REVIEWER)))
     assert (status["enabled"], status["groups"], status["is_admin"]) == (True, ["reviewers"], False)
-    assert access_status(access_for_subject(ROOT))["is_admin"] is True
+    assert access_status(access_for(Caller(subject=ROOT)))["is_admin"] is True

@@ -26,7 +26,7 @@ from django.test import Client
 from memory_panel.api import all_methods
 from memory_panel.conf import agent_memory_root
 from memory_panel.simulator.store_writer import StoreWriter, identity_scope
-from access.caller import access_for_user
+from access.caller import access_for, caller_for_user
 
 with StoreWriter.create("default", root=agent_memory_root()) as writer:
     writer.remember(identity_scope("default", "ana"), "Lisbon office opens at nine", "Ask for Rita at the desk.")
@@ -35,7 +35,7 @@ client = Client()
 client.force_login(user)
 page = client.get("/ops/memory/records/")
 methods = {method.name: method for method in all_methods()}
-result = methods["mobkit/memory/panel/records"].handler({}, access=access_for_user(user))
+result = methods["mobkit/memory/panel/records"].handler({}, access=access_for(caller_for_user(user, sign_in="session")))
 print(json.dumps({
     "status": page.status_code,
     "page_has_title": "Lisbon office opens at nine" in page.content.decode(),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from memory_panel.selectors.tiles import verdict_tiles
 from memory_panel.simulator.demo.activity import run_activity
 from memory_panel.simulator.demo.phrases import RECENT_TITLES, Phrasebook
@@ -71,7 +71,7 @@ def test_after_many_rounds_counters_add_up_and_taint_wall_tells_only_the_story(a
     for name in ("default.sqlite3", "team%3Ablue.sqlite3"):
         for stats in _usage(agent_memory_dir / name):
             assert stats["judged_useful_count"] <= stats["injected_count"] + stats["explicit_recall_count"]
-    wall = next(t for t in verdict_tiles(access=access_for_subject(None), realm=None) if t.id == "taint-wall")
+    wall = next(t for t in verdict_tiles(access=access_for(Caller(subject=None)), realm=None) if t.id == "taint-wall")
     assert wall.state == "violated" and wall.evidence_total == 1
     assert wall.lines[0].startswith("1 active with a quarantine in their history (their own, or a record they derive")
     with sqlite3.connect(agent_memory_dir / "default.sqlite3") as conn:

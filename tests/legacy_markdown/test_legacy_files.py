@@ -8,7 +8,7 @@ import pytest
 
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.store.legacy_markdown import IMPORT_FAILED, IMPORTED, PENDING, LegacyRecord, render_markdown
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from tests.support.files import write_md
 from tests.support.postures import READER, SCOUT_ONLY
 
@@ -32,7 +32,7 @@ def legacy_tree(agent_memory_dir: Path) -> Path:
 
 def test_files_are_listed_with_their_import_state_and_decoded_names(legacy_tree, settings):
     settings.MOBKIT_ACCESS_CONFIG = None
-    files = legacy_markdown_files(access=access_for_subject(READER))
+    files = legacy_markdown_files(access=access_for(Caller(subject=READER)))
     assert [(f.realm, f.identity, f.state, f.identity_valid, [r.memory_id for r in f.records]) for f in files] == [
         ("default", "bad identity", PENDING, False, ["mem-d"]),
         ("default", "identity:lead", IMPORTED, True, ["mem-b"]),
@@ -47,13 +47,13 @@ def test_an_oversized_file_is_reported_not_raised(agent_memory_dir, settings):
     folder = agent_memory_dir / "default"
     folder.mkdir()
     (folder / "identity%3Abig.md").write_bytes(b"x" * (8 * 1024 * 1024 + 1))
-    [big] = legacy_markdown_files(access=access_for_subject(READER))
+    [big] = legacy_markdown_files(access=access_for(Caller(subject=READER)))
     assert big.error == "agent memory file exceeds bundled retention cap of 8388608 bytes"
 
 
 def test_files_follow_identity_access(legacy_tree, access_toml):
     access_toml(SCOUT_ONLY)
-    files = legacy_markdown_files(access=access_for_subject(READER))
+    files = legacy_markdown_files(access=access_for(Caller(subject=READER)))
     assert {(f.realm, f.identity) for f in files} == {("default", "identity:scout"), ("team.blue", "identity:scout")}
 
 

@@ -9,7 +9,7 @@ from memory_panel.selectors import dreams
 from memory_panel.selectors.dreams import RUNNING_QUIET_MS, running_dreams
 from memory_panel.store.realm_index import build, realm_index
 from memory_panel.simulator.store_writer import APPLICATION, batch, create_op, mob_scope, new_record, realm_scope, wall_clock_ms
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from tests.support.postures import SCOUT_READER
 
 URL = "/console/memory/dreams/"
@@ -87,7 +87,7 @@ def test_a_run_without_a_sheet_is_not_running_once_quiet_for_long_or_in_the_olde
     _dream_commit(current, "dream-stopped")
     older = realm_writer("older", format="older")
     _dream_commit(older, "dream-old-format")  # the older format keeps no sheets: nothing could say it ended
-    access = access_for_subject(None)
+    access = access_for(Caller(subject=None))
 
     assert [run.run_id for run in running_dreams(access=access, realm=None, now_ms=now)[0]] == ["dream-stopped"]
     quiet = running_dreams(access=access, realm=None, now_ms=now + RUNNING_QUIET_MS + 1)[0]

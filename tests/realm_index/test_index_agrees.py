@@ -23,7 +23,7 @@ from memory_panel.simulator.store_writer import (
     operator_scope,
     realm_scope,
 )
-from access.caller import Access, access_for_subject
+from access.caller import Access, Caller, access_for
 from tests.support.postures import TWO_AGENTS_AND_MOBS
 
 pytestmark = pytest.mark.django_db
@@ -200,7 +200,7 @@ def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(realm_writer, set
     writer = realm_writer("default")
     _random_history(writer, random.Random(5), 160)
     access_toml(TWO_AGENTS_AND_MOBS)
-    reader = access_for_subject("reader@example.test")
+    reader = access_for(Caller(subject="reader@example.test"))
     direct = _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader)
     assert direct and {key for _, key in _scopes_of(writer, direct)} <= {"identity:luka", "identity:router", "ops"}
     settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0

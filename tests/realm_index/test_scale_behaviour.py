@@ -19,7 +19,7 @@ from memory_panel.store.realms import forget_realm_connections
 from memory_panel.selectors.records import record_list
 from memory_panel.wire.params import RecordFilter
 from memory_panel.simulator.store_writer import identity_scope, mob_scope
-from access.caller import Access, access_for_subject
+from access.caller import Access, Caller, access_for
 from tests.support.postures import LUKA_ONLY_READER
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +106,7 @@ def test_a_reader_granted_one_agent_pages_through_the_index_as_through_the_file(
     realm_writer, settings, access_toml, monkeypatch
 ):
     access_toml(LUKA_ONLY_READER)
-    reader = access_for_subject("reader@example.com")
+    reader = access_for(Caller(subject="reader@example.com"))
     writer = realm_writer("default")
     scopes = [identity_scope("default", f"identity:{name}") for name in ("luka", "ana", "router", "mira")]
     scopes.append(mob_scope("default", "ops"))

@@ -12,7 +12,7 @@ from django.db import OperationalError, connections
 from django.test import Client
 
 from memory_panel.store.realms import realm_alias, realm_names
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from mobkit_console.rpc.registry import method_names_for
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +62,7 @@ def test_realm_files_are_byte_identical_after_every_page_and_method(demo_realms,
 
     for page in PAGES:
         assert operator_client.get(page).status_code == 200, page
-    methods = method_names_for(access_for_subject("operator@example.test"))
+    methods = method_names_for(access_for(Caller(subject="operator@example.test")))
     assert "mobkit/memory/panel/records" in methods
     for realm in realm_names():
         for method in methods:

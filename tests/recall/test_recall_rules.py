@@ -6,7 +6,7 @@ import pytest
 
 from memory_panel.selectors.recall import PREAMBLE, RecallRequest, recall_preview, tokenize
 from memory_panel.simulator.store_writer import agent, identity_scope, mob_scope
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +54,7 @@ def scout_realm(realm_writer, settings):
 
 def preview(query: str, *, identity: str = SCOUT, realm: str | None = None, max_entries: int = 8):
     request = RecallRequest(identity=identity, query_text=query, realm=realm, max_entries=max_entries)
-    return recall_preview(access=access_for_subject(None), request=request).as_json()
+    return recall_preview(access=access_for(Caller(subject=None)), request=request).as_json()
 
 
 def picked(result: dict) -> list[tuple[str, int, list[str]]]:

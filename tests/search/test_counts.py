@@ -8,7 +8,7 @@ from memory_panel.selectors.counts import Count, record_count
 from memory_panel.simulator.store_writer import identity_scope
 from memory_panel.templatetags.search_format import count_range
 from memory_panel.wire.params import RecordFilter
-from access.caller import access_for_user
+from access.caller import access_for, caller_for_user
 from tests.support.rpc import panel
 from tests.support.written import new_scribe
 from tests.support.grants import GRANTED_POSTURES as POSTURES, GRANTS
@@ -47,7 +47,7 @@ def test_past_the_cap_a_count_says_more_than(agent_memory_dir, signed_in, client
     for n in range(12):
         s.remember(identity_scope("default", "identity:x"), f"Row {n}", "counted row")
     s.writer.close()
-    access = access_for_user(user)
+    access = access_for(caller_for_user(user, sign_in="session"))
     exact = record_count(access=access, realm=None, filters=RecordFilter(), cap=12)
     over = record_count(access=access, realm=None, filters=RecordFilter(), cap=5)
     assert (exact.value, exact.capped) == (12, False)

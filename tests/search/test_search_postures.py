@@ -11,7 +11,7 @@ import pytest
 from memory_panel.search_text import parse_query
 from memory_panel.selectors.counts import record_count
 from memory_panel.wire.params import RecordFilter
-from access.caller import access_for_user
+from access.caller import access_for, caller_for_user
 from tests.support.postures import CALLERS
 from tests.support.rpc import denied, panel
 from tests.support.worlds import CLAIMANT_BODY, QUARANTINED_BODY, RETIRED_BODY
@@ -58,7 +58,7 @@ def test_reviewer_only_text_never_reaches_a_caller_without_review(client, world,
 def test_counts_count_only_visible_rows(client, world, posture, name, django_user_model):
     posture(name)
     grants = GRANTS[name]
-    access = access_for_user(django_user_model.objects.get(username=CALLERS[name][1]))
+    access = access_for(caller_for_user(django_user_model.objects.get(username=CALLERS[name][1]), sign_in="session"))
     for probe in PROBES:
         for status in STATUSES:
             count = record_count(

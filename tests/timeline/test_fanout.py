@@ -11,6 +11,7 @@ import asyncio
 import pytest
 from channels.layers import get_channel_layer
 
+from access.caller import Caller
 from mobkit_console.timeline import fanout
 from mobkit_console.timeline.selectors import EventFilter
 from mobkit_console.timeline.stream import Subscription
@@ -103,7 +104,7 @@ class _Unwritable:
     frame_kind = "unwritable"
 
     def __init__(self) -> None:
-        self.subscription = Subscription("admin@example.test", EventFilter())
+        self.subscription = Subscription(Caller(subject="admin@example.test"), EventFilter())
 
     async def frames(self, events: list[dict]) -> tuple[str, ...]:
         return ("frame",)

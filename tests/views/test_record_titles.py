@@ -10,7 +10,7 @@ from django.utils.html import escape
 from memory_panel.selectors.named_records import record_titles
 from mobkit_console.timeline.ingest import IncomingEvent
 from mobkit_console.timeline.services import events_store
-from access.caller import access_for_subject
+from access.caller import Caller, access_for
 from tests.support.postures import READER, REVIEWER, SCOUT_READER
 from tests.support.sockets import INGEST_TOKEN, envelope, ingest, open_socket, token_for
 from tests.support.worlds import RETIRED_SUCCESSOR_TITLE, write_retired_successor
@@ -37,11 +37,11 @@ def test_record_titles_answers_only_for_records_the_caller_may_read(realm, postu
     refs = [("default", realm.ids["dream_created"]), ("default", realm.ids["seat_v3"]), ("default", "mem-gone"),
             ("no-such-realm", "mem-1")]
 
-    assert record_titles(access=access_for_subject(READER), refs=refs) == {
+    assert record_titles(access=access_for(Caller(subject=READER)), refs=refs) == {
         ("default", realm.ids["dream_created"]): OPS_CHECKLIST, ("default", realm.ids["seat_v3"]): SEAT_V3,
     }
     # Reads identity:luka alone: the mob record stays an id.
-    assert record_titles(access=access_for_subject(SCOUT_READER), refs=refs) == {
+    assert record_titles(access=access_for(Caller(subject=SCOUT_READER)), refs=refs) == {
         ("default", realm.ids["seat_v3"]): SEAT_V3,
     }
 

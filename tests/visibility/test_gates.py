@@ -15,7 +15,7 @@ import pytest
 from memory_panel import visibility
 from memory_panel.errors import AccessDenied
 from memory_panel.store.records import MemoryRecord
-from access.caller import Access, access_for_subject
+from access.caller import Access, Caller, access_for
 from tests.support.postures import CALLERS, LEAD, SCOUT, USER, everyone_may, use_caller_posture, write_access_toml
 
 REVIEW = "memory.quarantine.review"
@@ -38,10 +38,10 @@ def by_column(flags: str) -> dict[str, bool]:
 def access_under(tmp_path, settings) -> Callable[[str], Access]:
     def load(name: str) -> Access:
         if name in CALLERS:
-            return access_for_subject(use_caller_posture(settings, tmp_path, name))
+            return access_for(Caller(subject=use_caller_posture(settings, tmp_path, name)))
         text, subject = COLUMNS[name]
         settings.MOBKIT_ACCESS_CONFIG = write_access_toml(tmp_path / f"{name}.toml", text)
-        return access_for_subject(subject)
+        return access_for(Caller(subject=subject))
 
     return load
 

@@ -21,6 +21,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "access.middleware.SessionCallerMiddleware",
 ]
 ROOT_URLCONF = "tests.architecture.host.urls"
 TEMPLATES = [
