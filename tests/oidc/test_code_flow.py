@@ -12,31 +12,13 @@ from django.test import Client
 
 from tests.support.audit import audit_entries, entries_for
 from tests.support.clients import signed_in_client, user_with_subject
+from tests.support.oidc import QUEUE, sign_in_through_provider
 from tests.support.postures import ROOT
 from tests.support.worlds import QUARANTINED_BODY
 
 pytestmark = pytest.mark.django_db
 
 ANA = "ana@example.test"
-QUEUE = "/console/memory/quarantine/"
-
-
-def _sign_in_through_provider(client: Client, login: str, next_path: str = QUEUE) -> str:
-    """Follow the flow: console → provider's form → provider → console callback; the console's last redirect."""
-    start = client.get("/console/oidc/authenticate/", {"next": next_path})
-    assert start.status_code == 302
-    authorize = urlsplit(start["Location"])
-    params = {k: v[0] for k, v in parse_qs(authorize.query).items()}
-    assert params["code_challenge_method"] == "S256" and params["code_challenge"]
-    approved = requests.post(
-        f"{authorize.scheme}://{authorize.netloc}{authorize.path}", data={**params, "login": login},
-        allow_redirects=False, timeout=10,
-    )
-    assert approved.status_code == 302, approved.text
-    callback = urlsplit(approved.headers["Location"])
-    finished = client.get(callback.path, {k: v[0] for k, v in parse_qs(callback.query).items()})
-    assert finished.status_code == 302
-    return finished["Location"]
 
 
 def test_the_code_flow_signs_in_the_email_claim_with_the_groups_the_provider_vouches_for(
@@ -47,7 +29,7 @@ def test_the_code_flow_signs_in_the_email_claim_with_the_groups_the_provider_vou
     oidc_issuer.users["ana"] = {"sub": "u-ana", "email": ANA, "groups": ["reviewers"]}
     client = Client()
 
-    assert _sign_in_through_provider(client, "ana") == QUEUE
+    assert sign_in_through_provider(client, "ana") == QUEUE
     assert oidc_issuer.token_requests[-1]["code_verifier"]
     assert client.get("/console/experience").json()["access"] == {
         "available": True, "enabled": True, "subject": ANA, "groups": ["reviewers"], "can_administer": False,
@@ -68,7 +50,7 @@ def test_a_token_without_the_subject_claim_is_a_failed_sign_in(oidc_issuer, worl
     posture("auditors")
     oidc_issuer.users["mallory"] = {"sub": "u-m"}
     client = Client()
-    assert _sign_in_through_provider(client, "mallory") == "/console/login/?sign_in=failed"
+    assert sign_in_through_provider(client, "mallory") == "/console/login/?sign_in=failed"
     assert client.get(QUEUE).status_code == 302
     failed = [e for e in entries_for(audit_entries(signed_in_client(user_with_subject(ROOT))), "sign_in") if e["outcome"] == "failed"]
     assert [e["detail"] for e in failed] == [{"method": "oidc"}]

@@ -21,11 +21,15 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
+import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
+from django.test import Client
 
 AUDIENCE = "mobkit-console"
 CLIENT_ID = "console-client"
 CLIENT_SECRET = "console-client-secret"
+# Where a browser sign-in returns unless told otherwise: a page only reviewers may read.
+QUEUE = "/console/memory/quarantine/"
 
 
 def rsa_key() -> rsa.RSAPrivateKey:
@@ -212,3 +216,21 @@ def _send(handler: BaseHTTPRequestHandler, status: int, content_type: str, body:
 
 def _send_json(handler: BaseHTTPRequestHandler, data: Any, status: int = 200) -> None:
     _send(handler, status, "application/json", json.dumps(data).encode())
+
+
+def sign_in_through_provider(client: Client, login: str, next_path: str = QUEUE) -> str:
+    """Follow the flow: console → provider's form → provider → console callback; the console's last redirect."""
+    start = client.get("/console/oidc/authenticate/", {"next": next_path})
+    assert start.status_code == 302
+    authorize = urlsplit(start["Location"])
+    params = {k: v[0] for k, v in parse_qs(authorize.query).items()}
+    assert params["code_challenge_method"] == "S256" and params["code_challenge"]
+    approved = requests.post(
+        f"{authorize.scheme}://{authorize.netloc}{authorize.path}", data={**params, "login": login},
+        allow_redirects=False, timeout=10,
+    )
+    assert approved.status_code == 302, approved.text
+    callback = urlsplit(approved.headers["Location"])
+    finished = client.get(callback.path, {k: v[0] for k, v in parse_qs(callback.query).items()})
+    assert finished.status_code == 302
+    return finished["Location"]

@@ -258,6 +258,40 @@ actions = ["agent.memory.read"]
 agents = ["{LEAD}"]
 """
 
+# Gates that only identity-provider groups open or close: nobody is a member in the file, so a
+# group counts only when a JWT or a browser sign-in through the issuer vouches for it.
+# carol reads every agent unless vouched into denied-ana; dan reads ana only when vouched into ana-readers.
+IDP_GROUP_GATES = f"""
+enabled = true
+admins = ["{ROOT}"]
+
+[groups.denied-ana]
+description = "Vouched for by the identity provider alone"
+members = []
+
+[groups.ana-readers]
+description = "Vouched for by the identity provider alone"
+members = []
+
+[[rules]]
+id = "carol-reads-all"
+subjects = ["carol@example.test"]
+actions = ["agent.view", "agent.memory.read"]
+
+[[rules]]
+id = "no-ana-for-denied-ana"
+effect = "deny"
+groups = ["denied-ana"]
+actions = ["agent.memory.read"]
+agents = ["identity:ana"]
+
+[[rules]]
+id = "ana-readers-read-ana"
+groups = ["ana-readers"]
+actions = ["agent.view", "agent.memory.read"]
+agents = ["identity:ana"]
+"""
+
 
 def everyone_may(*actions: str) -> str:
     """A posture granting every subject ``actions`` on everything."""
@@ -279,6 +313,7 @@ BY_NAME: dict[str, str] = {
     "timeline_audience": TIMELINE_AUDIENCE,
     "star_and_one_agent_viewers": STAR_AND_ONE_AGENT_VIEWERS,
     "scout_read_lead_denied": SCOUT_READ_LEAD_DENIED,
+    "idp_group_gates": IDP_GROUP_GATES,
 }
 
 
