@@ -90,8 +90,8 @@ def _moment(raw: str | None, *, name: str) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz.utc)
 
 
-# What an entry shows, read as plain values: an AuditEntry instance per row cost as much as the
-# rest of a download's work (bench/load.py --scenario audit).
+# What an entry shows, read as plain values: audit.ndjson walks every entry, and a model instance
+# per row is work nobody reads (bench/load.py --scenario audit).
 ENTRY_FIELDS = ("id", "at", "subject", "sign_in", "client", "action", "realm", "target", "outcome", "detail")
 
 
