@@ -12,6 +12,10 @@ console the way an operator would — one ``daphne`` process (``--server daphne`
 - ``rpc``: every client calls ``mobkit/capabilities`` (the fixed cost of a JSON-RPC request);
 - ``export``: every client downloads ``records.ndjson`` whole, and the longest wait for the next
   byte (the stall) is reported beside the latency;
+- ``audit``: every client downloads ``audit.ndjson`` whole (``--audit-entries`` entries, written
+  once per state; the bench's token user is made a console admin to read them), stalls reported too;
+- ``downloads``: half the clients download ``records.ndjson``, the other half ``audit.ndjson``,
+  as the issue's probe did; each path reported on a line of its own;
 - ``path``: every client GETs ``--path`` (a deep records page with its cursor, say) again and again.
 
 It prints requests, answers >= 500, requests per second, p50/p99/max latency and the server
@@ -22,6 +26,8 @@ machine's Redis (127.0.0.1:6379/9) and ``--database-url`` a console database oth
     .venv/bin/python bench/load.py --scenario holdings --clients 1,16 --server daphne
     .venv/bin/python bench/load.py --scenario records --clients 1,8 --server serve --workers 2
     .venv/bin/python bench/load.py --scenario export --clients 10 --server daphne --records 50000
+    .venv/bin/python bench/load.py --scenario export,audit,downloads --clients 1,12 --server serve --workers 2 \
+        --records 20000 --audit-entries 50000 --seconds 60
 
 Bounded and local: every server binds 127.0.0.1, each run stops after ``--seconds``.
 """
@@ -56,7 +62,27 @@ from tests.support.worlds import write_spread  # noqa: E402
 
 REALM = "bench"
 MORE = re.compile(r'id="records-more".*?href="\?([^"]+)"', re.S)
-SCENARIOS = ("holdings", "records", "rpc", "export", "path")
+# Run in ``manage.py shell``: the bench's token user made a console admin (audit.ndjson is theirs
+# alone, docs/audit-and-oidc.md §3), and the audit log topped up to ``entries`` entries of the
+# shapes the console writes, in one transaction.
+AUDIT_SEED = """
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from mobkit_console.audit.models import AuditEntry
+get_user_model().objects.filter(username="load@example.test").update(is_superuser=True)
+have = AuditEntry.objects.count()
+now = timezone.now()
+AuditEntry.objects.bulk_create([AuditEntry(
+    at=now - timedelta(seconds=i), subject=f"agent{{i % 40}}@example.test", sign_in="token", client="127.0.0.1",
+    action=("records.search", "quarantine.body.read", "records.export", "access.denied")[i % 4], realm="bench",
+    target=f"mem-{{i:08d}}", outcome="ok", detail={{"q": "visa monday", "rows": i % 500, "filters": {{"kind": "note"}}}},
+) for i in range(have, {entries})], batch_size=2000)
+print(f"audit log: {{AuditEntry.objects.count():,}} entries")
+"""
+SCENARIOS = ("holdings", "records", "rpc", "export", "audit", "downloads", "path")
+EXPORT = f"/console/memory/records.ndjson?realm={REALM}"
+AUDIT = "/console/audit.ndjson"
 
 
 @dataclass
@@ -107,7 +133,8 @@ def client_loop(port: int, token: str, scenario: str, stop: threading.Event, *, 
                 continue
             path = {
                 "holdings": f"/console/memory/?realm={REALM}",
-                "export": f"/console/memory/records.ndjson?realm={REALM}",
+                "export": EXPORT,
+                "audit": AUDIT,
                 "records": f"/console/memory/records/?{more}" if more else f"/console/memory/records/?realm={REALM}",
                 "path": fixed_path,
             }[scenario]
@@ -142,14 +169,23 @@ def for_seconds(seconds: float, clients: list[Callable[[threading.Event], None]]
     return time.monotonic() - started
 
 
-def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int, fixed_path: str = "") -> Tally:
-    tally = Tally()
-    for_seconds(seconds, [partial(client_loop, port, token, scenario, tally=tally, pages=pages, fixed_path=fixed_path)
-                          for _ in range(clients)])
-    return tally
+def run(port: int, token: str, scenario: str, clients: int, seconds: float, pages: int,
+        fixed_path: str = "") -> dict[str, Tally]:
+    """One tally per path the clients asked for: ``downloads`` gives every other client the audit log."""
+    if scenario == "downloads":
+        tallies = {"records.ndjson": Tally(), "audit.ndjson": Tally()}
+        loops = [partial(client_loop, port, token, "path", tally=tallies[name], pages=pages, fixed_path=path)
+                 for i in range(clients) for name, path in [(("records.ndjson", EXPORT), ("audit.ndjson", AUDIT))[i % 2]]]
+    else:
+        tallies = {"": Tally()}
+        loops = [partial(client_loop, port, token, scenario, tally=tallies[""], pages=pages, fixed_path=fixed_path)
+                 for _ in range(clients)]
+    for_seconds(seconds, loops)
+    return tallies
 
 
-def report(label: str, tally: Tally, seconds: float, cpu_s: float) -> bool:
+def report(label: str, tally: Tally, seconds: float, cpu_s: float, requests: int) -> bool:
+    """One line; ``cpu_s`` is the servers' CPU over the run, shared by ``requests`` (every path's)."""
     lat = sorted(tally.latencies) or [0.0]
     bad = sum(count for status, count in tally.statuses.items() if status >= 500)
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
@@ -157,7 +193,7 @@ def report(label: str, tally: Tally, seconds: float, cpu_s: float) -> bool:
     print(f"{label:<34} {len(tally.latencies):>6} req {bad:>4} >=500 {len(tally.failed):>3} failed "
           f"{len(tally.latencies) / seconds:>7.1f} req/s  p50 {statistics.median(lat) * 1000:>7.1f} ms  "
           f"p99 {p99 * 1000:>7.1f} ms  max {lat[-1] * 1000:>7.1f} ms  longest stall {stall:>5.2f} s  "
-          f"server CPU {cpu_s * 1000 / max(len(tally.latencies), 1):.2f} ms/req", flush=True)
+          f"server CPU {cpu_s * 1000 / max(requests, 1):.2f} ms/req", flush=True)
     for failure in tally.failed[:3]:
         print(f"    {failure}")
     return bad == 0 and not tally.failed
@@ -179,6 +215,8 @@ def main() -> int:
     parser.add_argument("--database-url", default="", help="the console database (default: SQLite in the state)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for the server, e.g. MOBKIT_REALM_QUERY_TIMEOUT_MS=250 (repeatable)")
+    parser.add_argument("--audit-entries", type=int, default=50_000,
+                        help="audit log entries written once per state, for the audit and downloads scenarios")
     parser.add_argument("--keep", type=Path, help="state directory to reuse (the seeded realm survives)")
     args = parser.parse_args()
 
@@ -198,6 +236,8 @@ def main() -> int:
             manage(env, "seed_demo", "--realm", REALM, "--records", str(args.records))
         print(f"seeded {args.records} records in {time.perf_counter() - began:.0f} s", flush=True)
     token = manage(env, "mobkit_token", "load@example.test").strip().splitlines()[-1]
+    if {"audit", "downloads"} & set(args.scenario.split(",")):
+        print(manage(env, "shell", "-c", AUDIT_SEED.format(entries=args.audit_entries)).strip().splitlines()[-1], flush=True)
 
     server = start_daphne(env) if args.server == "daphne" else start_serve(env, args.workers)
     port = server.port
@@ -208,10 +248,13 @@ def main() -> int:
             run(port, token, scenario, 1, 2, args.pages, args.path)
             for clients in (int(c) for c in args.clients.split(",")):
                 cpu_before = server.cpu_seconds()
-                tally = run(port, token, scenario, clients, args.seconds, args.pages, args.path)
+                tallies = run(port, token, scenario, clients, args.seconds, args.pages, args.path)
                 cpu_s = server.cpu_seconds() - cpu_before
                 name = "daphne" if args.server == "daphne" else f"bin/serve x{args.workers}"
-                ok &= report(f"{scenario} {clients:>3} clients ({name})", tally, args.seconds, cpu_s)
+                requests = sum(len(tally.latencies) for tally in tallies.values())
+                for path, tally in tallies.items():
+                    label = f"{scenario}{f' {path}' if path else ''} {clients:>3} clients ({name})"
+                    ok &= report(label, tally, args.seconds, cpu_s, requests)
     finally:
         stop_daphne(server) if args.server == "daphne" else stop_serve(server)
     return 0 if ok else 1

@@ -5,9 +5,9 @@ Three handlers behind one routing table (docs/serving.md §2):
 - pages and JSON-RPC go to Django's WSGI handler on a pool of ``MOBKIT_HTTP_THREADS`` threads
   (a2wsgi): a request runs its middleware and view on one thread, start to finish, where Django's
   ASGI handler would hop between threads several times and start a new one per request;
-- the two long-lived responses, the record exports and the SSE event stream, go to Django's ASGI
-  handler: each gets a thread of its own (never one the pages need), and a client that goes away
-  cancels its stream;
+- the long-lived responses (the record exports, ``audit.ndjson`` and the SSE event stream) go to
+  Django's ASGI handler: each gets a thread of its own (never one the pages need), and a client
+  that goes away cancels its stream;
 - event ingest and the WebSockets are Channels consumers.
 
 ``application`` also starts the process's embedded realm follower on its first request
@@ -43,6 +43,7 @@ console_application = ProtocolTypeRouter(
             *timeline_http,
             re_path(r"^console/events/stream$", django_asgi_app),
             re_path(r"^console/memory/records\.(?:csv|ndjson)$", django_asgi_app),
+            re_path(r"^console/audit\.ndjson$", django_asgi_app),
             re_path(r"", pages_app),
         ]),
         "websocket": TokenAuthMiddleware(URLRouter(timeline_sockets)),

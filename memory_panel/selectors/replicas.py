@@ -98,18 +98,40 @@ def _silence(status: dict | None, now_ms: int) -> str | None:
 
 
 def replica_lag(*, realms: list[str] | None = None) -> list[ReplicaLag]:
-    """One entry per replica realm among ``realms`` (default: every realm), in name order."""
-    names = [name for name in (realm_names() if realms is None else realms) if replica_parts(name)]
-    if not names:
+    """One entry per replica realm among ``realms``, in name order. By default every replica realm
+    served and every realm ``follow_replicas`` follows that has no copy yet (``uncopied_replicas``)."""
+    served = realm_names() if realms is None else realms
+    names = [name for name in served if replica_parts(name)]
+    if not names and (realms is not None or not conf.replica_sources()):
         return []
     status = followers_status(conf.replica_copies_root())
     now_ms = time.time_ns() // 1_000_000
-    return [_lag(name, status, now_ms) for name in names]
+    lags = [_lag(name, status, now_ms) for name in names]
+    if realms is None:
+        lags = sorted(lags + _uncopied(status, served, now_ms), key=lambda lag: lag.realm)
+    return lags
 
 
-def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
+def uncopied_replicas() -> list[ReplicaLag]:
+    """Each realm ``follow_replicas`` follows that has no copy to serve, its follower having never
+    reached follow mode (its restore keeps failing, or the first one still runs). No page lists a
+    realm without a copy, so without this one that never restores would show nothing wrong
+    (docs/replicas.md §5)."""
+    if not conf.replica_sources():
+        return []
+    return _uncopied(followers_status(conf.replica_copies_root()), realm_names(), time.time_ns() // 1_000_000)
+
+
+def _uncopied(status: dict | None, served: list[str], now_ms: int) -> list[ReplicaLag]:
+    served_names = set(served)
+    return [_lag(name, status, now_ms, copied=False)
+            for name in sorted((status or {}).get("copies", {}))
+            if replica_parts(name) and name not in served_names]
+
+
+def _lag(name: str, status: dict | None, now_ms: int, *, copied: bool = True) -> ReplicaLag:
     label, _ = replica_parts(name)
-    applied = replica_txid(name)
+    applied = replica_txid(name) if copied else None
     txid, applied_ms = (applied[0], int(applied[1] * 1000)) if applied else (None, None)
     copy = (status or {}).get("copies", {}).get(name)
     source_txid = copy.get("source_txid") if copy else None
@@ -120,6 +142,16 @@ def _lag(name: str, status: dict | None, now_ms: int) -> ReplicaLag:
         follower, problem = "not running", silence
     elif copy is None:
         follower, problem = "not running", "follow_replicas does not follow this realm"
+    elif not copied:
+        # docs/replicas.md §3: a copy appears only once its follower enters follow mode.
+        follower = copy["state"]
+        if follower == "restoring":
+            problem = "never copied: its follower is restoring the first copy"
+        elif follower == "following":  # the copy was removed by hand, or appeared after the status was read
+            problem = "no copy on disk although its follower follows"
+        else:
+            problem = (f"never copied: its follower has not reached follow mode and is restarting "
+                       f"({copy.get('last_error') or 'no reason given'}; {copy.get('restarts', 0)} restarts)")
     else:
         follower = copy["state"]
         if follower == "restoring":

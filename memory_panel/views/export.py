@@ -13,12 +13,10 @@ import contextvars
 import csv
 import io
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError, connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
@@ -31,6 +29,7 @@ from memory_panel.store.rows import SkippedRealm, noting_skipped_realms, panel_r
 from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
+from memory_panel.views.streaming import ndjson_line, streamed
 from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
 from memory_panel.wire.results import record_json, search_result_json
 from access.caller import Access
@@ -74,7 +73,7 @@ def _export(request: HttpRequest, access: Access, fmt: str) -> HttpResponse:
     ))
     lines = _csv_lines(rows, with_search=query is not None) if fmt == "csv" else _ndjson_lines(rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
-    response = StreamingHttpResponse(_streamed(request, lines), content_type=content_type)
+    response = StreamingHttpResponse(streamed(request, lines), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="records.{fmt}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -168,7 +167,7 @@ def _ndjson_lines(rows: Iterator[ExportLine]) -> Iterator[str]:
         for row in rows:
             if isinstance(row, ExportCut):
                 row = {"error": {"message": row.message, "realm": row.realm, "reason": row.reason}}
-            yield json.dumps(row, ensure_ascii=False) + "\n"
+            yield ndjson_line(row)
     finally:
         rows.close()
 
@@ -220,37 +219,3 @@ def _csv_lines(rows: Iterator[ExportLine], *, with_search: bool) -> Iterator[str
             yield line([f"# {row.message}"] if isinstance(row, ExportCut) else csv_cells(row, with_search=with_search))
     finally:
         rows.close()
-
-
-def _streamed(request: HttpRequest, lines: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
-    """Under ASGI, an async iterator pulling a piece at a time (Django would buffer a sync one whole)."""
-    if not isinstance(request, ASGIRequest):
-        return lines
-    return _pulled(lines)
-
-
-# One thread hop per piece of about this many characters, not one per line: a hop costs as much as
-# writing dozens of rows, so a line-by-line pull made a large export several times slower.
-PIECE_CHARS = 64 * 1024
-
-
-def _piece(lines: Iterator[str]) -> str:
-    """The next lines joined, up to about PIECE_CHARS; empty once the export has ended."""
-    parts: list[str] = []
-    size = 0
-    for line in lines:
-        parts.append(line)
-        size += len(line)
-        if size >= PIECE_CHARS:
-            break
-    return "".join(parts)
-
-
-async def _pulled(lines: Iterator[str]) -> AsyncIterator[str]:
-    # thread_sensitive: every pull runs on the thread that opened the realm connections.
-    pull = sync_to_async(_piece, thread_sensitive=True)
-    try:
-        while piece := await pull(lines):
-            yield piece
-    finally:  # the client went away (cancelled) or the walk ended: close it where it runs
-        await sync_to_async(lines.close, thread_sensitive=True)()

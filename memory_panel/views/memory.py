@@ -101,6 +101,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "tables": tables,
         "replica_lags": replica_selectors.replica_lag(realms=[table.realm for table in tables]),
         "replica_source_problems": replica_selectors.source_problems(),
+        "replicas_uncopied": replica_selectors.uncopied_replicas(),
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
         "tiles": tiles,
         "titles": record_titles(

@@ -5,14 +5,13 @@ Both answer GET and HEAD alone (``panel_view``): no route changes or deletes an 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from access.caller import Access
 from memory_panel.views.render import panel_view, render_page
+from memory_panel.views.streaming import ndjson_line, streamed
 from mobkit_console.audit.models import ACTIONS
 from mobkit_console.audit.selectors import (
     FILTER_PARAMS,
@@ -50,11 +49,8 @@ def audit_ndjson(request: HttpRequest, access: Access) -> HttpResponse:
     require_audit_reader(access=access)
     filters = audit_filter_parse(request.GET.dict())
     audit_flush()
-    response = StreamingHttpResponse(_lines(audit_walk(filters=filters)), content_type="application/x-ndjson")
+    lines = (ndjson_line(entry) for entry in audit_walk(filters=filters))
+    response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
-
-def _lines(entries: Iterator[dict]) -> Iterator[str]:
-    for entry in entries:
-        yield json.dumps(entry, ensure_ascii=False) + "\n"

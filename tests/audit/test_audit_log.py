@@ -90,6 +90,17 @@ def test_a_search_is_recorded_with_its_query_on_the_page_and_over_rpc(world, aud
     ]
 
 
+def test_line_and_paragraph_separators_in_an_entry_are_escaped_so_it_stays_one_line(world, auditors):
+    # A search is recorded as typed: U+2028/U+2029 would end the line for JavaScript and line readers.
+    query = "green\u2028tea\u2029leaf"
+    assert _client(USER).get("/console/memory/records/", {"q": query}).status_code == 200
+    raw = b"".join(_client(ROOT).get(AUDIT_NDJSON).streaming_content)
+    assert "\u2028".encode() not in raw and "\u2029".encode() not in raw
+    assert b"green\\u2028tea\\u2029leaf" in raw
+    [search] = entries_for(audit_entries(_client(ROOT)), "records.search")  # splitlines splits at both
+    assert search["detail"]["query"] == query
+
+
 def test_sign_ins_and_failed_sign_ins_are_recorded(world, auditors):
     account = user_with_subject(USER)
     account.set_password("a-long-password-1")

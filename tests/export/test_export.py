@@ -90,6 +90,24 @@ def test_cells_a_spreadsheet_would_evaluate_are_neutralised(client, agent_memory
     assert sorted(row["title"] for row in lines) == sorted(hostile)
 
 
+@pytest.mark.parametrize("params", [{}, {"q": "separators"}])
+def test_line_and_paragraph_separators_are_escaped_so_each_ndjson_row_stays_one_line(
+    client, agent_memory_dir, signed_in, params
+):
+    # Valid raw in JSON, U+2028/U+2029 end a line for JavaScript and for Unicode line readers.
+    signed_in()
+    s = new_scribe(agent_memory_dir, "default")
+    # The store writer folds a title's whitespace (U+2028/U+2029 among it); tags keep their text.
+    tags = ["separators\u2028inside", "two\u2029paragraphs"]
+    s.remember(identity_scope("default", "identity:x"), "separators", "separators body", tags=tags)
+    s.writer.close()
+    raw = download(client, NDJSON, params)
+    assert "\u2028".encode() not in raw and "\u2029".encode() not in raw
+    assert b"separators\\u2028inside" in raw and b"two\\u2029paragraphs" in raw
+    [row] = [json.loads(line) for line in raw.decode().splitlines()]  # str.splitlines splits at both
+    assert row["tags"] == tags
+
+
 def test_search_export_adds_score_and_snippet_columns(client, world, signed_in):
     signed_in()
     table = list(csv.DictReader(io.StringIO(download(client, CSV, {"q": "scout"}).decode())))
@@ -104,7 +122,7 @@ def test_a_client_that_stops_reading_leaves_no_walk_and_no_connection_open(clien
     s.writer.close()
     response = client.get(NDJSON)
     chunks = iter(response.streaming_content)
-    assert json.loads(next(chunks))["title"] == "Row 449"
+    assert json.loads(next(chunks).split(b"\n", 1)[0])["title"] == "Row 449"  # a piece of many rows
     connection = connections[realm_alias("default")]
     assert connection.connection is not None  # the walk is reading the realm
     response.close()  # what the server does when the client disconnects

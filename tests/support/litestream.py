@@ -255,3 +255,11 @@ def hosts_start(base: Path, store_kind: str = "file", *, notes: int = 6) -> Host
         hosts.stop()
         raise
     return hosts
+
+
+def unrestorable_database(source: Path, realm_file_name: str) -> None:
+    """A database in the ``file://`` source ``source`` that Litestream lists but can never restore:
+    one level-0 LTX file (named as Litestream names them, so the listing finds TXID 1) of random bytes."""
+    level = source / realm_file_name / "ltx" / "0"
+    level.mkdir(parents=True)
+    (level / "0000000000000001-0000000000000001.ltx").write_bytes(os.urandom(300))
