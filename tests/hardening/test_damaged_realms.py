@@ -134,9 +134,10 @@ def test_an_export_that_left_a_damaged_realm_out_ends_with_an_error_line_naming_
 
 
 def test_an_export_cut_off_by_a_realm_damaged_mid_walk_ends_with_an_error_line(two_realms, client_signed_in, monkeypatch):
-    from memory_panel.views import export
+    from memory_panel.views import export, streaming
 
     monkeypatch.setattr(export, "EXPORT_BATCH", 5)  # several pages from a realm of 30 rows
+    monkeypatch.setattr(streaming, "PIECE_CHARS", 1)  # one line a piece, so the walk is cut mid-way
     whole = two_realms[1].path.read_bytes()
     for params in ({"realm": "bad"}, {}):
         forget_realm_connections()
