@@ -73,6 +73,24 @@ def test_a_realm_link_on_records_lists_that_realm_only(client_for, two_realms):
     assert realms_listed(client.get(RECORDS, {"limit": "200"}).content.decode()) == {"default", "team%3Ablue"}
 
 
+def realm_notes(page: str) -> list[str]:
+    return re.findall(r'<span class="realm-note small muted"> · realm ([^<]+)</span>', page)
+
+
+@pytest.mark.parametrize(
+    ("path", "realms"),
+    [("/console/memory/pipeline/", {"default"}),
+     ("/console/memory/knowledge/?identity=identity:ana", {"default"}),
+     ("/console/memory/holdings/taint-wall/", {"default"}),
+     ("/console/memory/", {"default"})],
+)
+def test_an_all_realms_page_says_which_realm_each_row_is_from(client_for, demo_realms, path, realms):
+    client = client_for()
+
+    assert set(realm_notes(client.get(path).content.decode())) == realms
+    assert realm_notes(client.get(path, {"realm": "default"}).content.decode()) == []
+
+
 @pytest.mark.parametrize(
     "path",
     ["/console/", "/console/memory/", RECORDS, "/console/memory/quarantine/", "/console/memory/dreams/",
