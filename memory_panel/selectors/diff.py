@@ -36,6 +36,30 @@ class FieldDiff:
     def changed(self) -> bool:
         return any(op != "same" for op, _ in self.segments)
 
+    @property
+    def shown(self) -> tuple[tuple[str, str], ...]:
+        """The segments as the page marks them: only words inside a change, words never touching.
+
+        A change's edge whitespace is shown unmarked, so strikethrough and underline cover words
+        alone, and a removed run directly followed by an added one gets a space between them: the
+        page must read "Tomas Update", not "TomasUpdate" (docs/search.md §7).
+        """
+        out: list[tuple[str, str]] = []
+        for op, text in self.segments:
+            words = text.strip()
+            if op == "same" or not words:
+                out.append((op, text))
+                continue
+            lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+            if lead:
+                out.append(("same", lead))
+            elif out and out[-1][0] != "same":
+                out.append(("same", " "))
+            out.append((op, words))
+            if trail:
+                out.append(("same", trail))
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class VersionDiff:

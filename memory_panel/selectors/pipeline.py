@@ -2,15 +2,21 @@
 
 Real counts over the whole store, each limited to the target scopes the caller may read; the
 quarantined count is a reviewer's only (docs/access.md §2.4), others get "no grant", never a zero.
+The review queue lists each flagged record once, with how many open verdicts name it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.db.models import Count, Max, Min
+
+from memory_panel.models import DreamAuditVerdict
 from memory_panel.selectors.holdings import realm_holdings
+from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
+from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 
@@ -77,3 +83,65 @@ def _realm_counts(access: Access, name: str) -> tuple[Counter[str], dict[tuple[s
     holdings = realm_holdings(name, with_quarantined=sees_quarantined(access))
     counts["quarantined"] = sum(s.quarantined for s in holdings if scope_visible(access, s.scope_kind, s.scope_key))
     return counts, taints
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One record in the review queue: its newest open verdict, and how many open verdicts name it."""
+
+    realm: str
+    record_id: str
+    verdict: str  # the newest open verdict's
+    rationale: str
+    run_id: str
+    created_at_ms: int  # when the newest open verdict was written
+    first_at_ms: int  # when the oldest open one was
+    open_verdicts: int
+
+
+def review_queue(*, access: Access, realm: str | None, limit: int) -> tuple[list[ReviewItem], list[str]]:
+    """The newest ``limit`` records with open usage verdicts, each once (docs/panel-tabs.md §5.5).
+
+    The steward judges every record again at each dream, so one unused record collects one open
+    verdict per run; ``panel/audit_verdicts`` keeps MobKit's row per verdict, the page one per record.
+    """
+    require_realm_history(access)
+
+    def items(name: str) -> list[ReviewItem]:
+        if not store_format(name).has("dream_audit_verdicts"):
+            return []
+        open_rows = DreamAuditVerdict.objects.using(realm_alias(name)).filter(resolved_at_ms__isnull=True)
+        records = (
+            open_rows.values("record_id")
+            .annotate(open_verdicts=Count("run_id"), newest=Max("created_at_ms"), first=Min("created_at_ms"))
+            .order_by("-newest", "record_id")
+        )
+
+        def readable(batch: list[dict[str, Any]]) -> list[ReviewItem]:
+            # docs/access.md §2.8: a verdict names its record and says why; only for its readers.
+            hidden = unreadable_record_ids(access=access, realm=name, ids=(row["record_id"] for row in batch))
+            shown = [row for row in batch if row["record_id"] not in hidden]
+            newest = {
+                verdict.record_id: verdict
+                for verdict in open_rows.filter(record_id__in=[row["record_id"] for row in shown])
+                .order_by("created_at_ms", "run_id")
+            }  # ascending, so each record keeps its newest
+            return [
+                ReviewItem(
+                    realm=name,
+                    record_id=row["record_id"],
+                    verdict=newest[row["record_id"]].verdict,
+                    rationale=newest[row["record_id"]].rationale,
+                    run_id=newest[row["record_id"]].run_id,
+                    created_at_ms=row["newest"],
+                    first_at_ms=row["first"],
+                    open_verdicts=row["open_verdicts"],
+                )
+                for row in shown
+            ]
+
+        return first_visible(records.iterator(), keep=readable, limit=limit)
+
+    out, realms = realm_rows(realm, items)
+    out.sort(key=lambda item: (-item.created_at_ms, item.record_id))
+    return out[:limit], realms

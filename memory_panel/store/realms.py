@@ -360,6 +360,10 @@ class StoreFormat:
         return table in self.tables
 
 
+# docs/demo.md §2: the domain of seed_demo's row in a demo file's meerkat_schema ledger (the runtime
+# never writes it), so a page can say a finding is the demo's own.
+DEMO_LEDGER_DOMAIN = "mobkit-console-demo"
+
 _format_cache: dict[tuple[str, int], StoreFormat] = {}
 
 

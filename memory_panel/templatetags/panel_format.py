@@ -203,3 +203,14 @@ def served_by_asgi(request: Any) -> bool:
     WSGI handler keeps it in its environ (docs/serving.md §2). The test client and a plain WSGI
     server have neither, and their pages stay static."""
     return hasattr(request, "scope") or "asgi.scope" in getattr(request, "META", {})
+
+
+@register.simple_tag(takes_context=True)
+def realm_note(context: template.Context, realm: str) -> SafeString:
+    """`` · realm NAME`` beside a row of a page that shows all of several realms (docs/daily-use.md §3).
+
+    A page showing one realm, or a console with one realm, says nothing: every row is from it.
+    """
+    if context.get("realm") or len(context.get("realm_choices") or ()) < 2:
+        return mark_safe("")
+    return format_html('<span class="realm-note small muted"> · realm {}</span>', realm)

@@ -24,7 +24,7 @@ from memory_panel.search_text import SearchQuery, parse_query
 from memory_panel.selectors import biography, counts, diff as diff_selectors, dreams as dream_selectors
 from memory_panel.selectors import holdings as holdings_selectors, pending, quarantine as quarantine_selectors
 from memory_panel.selectors import record_utility, records as record_selectors, search as search_selectors
-from memory_panel.selectors import replicas as replica_selectors, tiles as tile_selectors
+from memory_panel.selectors import replicas as replica_selectors, taint_wall, tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.named_records import record_titles
@@ -104,6 +104,7 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
         "replicas_uncopied": replica_selectors.uncopied_replicas(),
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
         "tiles": tiles,
+        "taint_story": taint_wall.tile_story(access=access, tile=next(t for t in tiles if t.id == "taint-wall")),
         "titles": record_titles(
             access=access, refs=[(item.realm, item.memory_id) for tile in tiles for item in tile.evidence]
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from memory_panel.selectors import dreams, pending, pipeline
+from memory_panel.selectors import pending, pipeline
 from memory_panel.selectors.named_records import record_titles
 from memory_panel.selectors.quarantine import parse_queue_order
 from memory_panel.views.memory import quarantine_context
@@ -18,7 +18,7 @@ from access.caller import Access
 def pipeline_page(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
     limit = RECORDS_DEFAULT_LIMIT
-    verdicts = section(dreams.open_audit_verdicts, access=access, realm=realm, limit=LISTS_DEFAULT_LIMIT)
+    verdicts = section(pipeline.review_queue, access=access, realm=realm, limit=LISTS_DEFAULT_LIMIT)
     queue = quarantine_context(access=access, realm=realm, limit=limit, order=parse_queue_order(request.GET.get("order")))
     context = {
         "realm": realm,

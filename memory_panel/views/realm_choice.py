@@ -1,8 +1,9 @@
 """The operator's realm choice: kept in the session, so it follows them from page to page.
 
-``?realm=NAME`` on a panel page sets it, ``?realm=`` (the switcher's "All realms") clears it, and a
-page asked without ``realm`` uses the choice. The header's switcher posts to ``realm_switch``,
-which works from any page, those without a realm of their own included (docs/daily-use.md §3).
+Only the header's switcher changes it: it posts to ``realm_switch``, which works from any page, those
+without a realm of their own included. ``?realm=NAME`` (or ``?realm=`` for all realms) on a panel page
+shows that page for that realm and leaves the choice alone, so a shared link never moves the
+operator's other pages; a page asked without ``realm`` uses the choice (docs/daily-use.md §3).
 """
 
 from __future__ import annotations
@@ -27,11 +28,9 @@ _DROPPED_ON_SWITCH = ("realm", "cursor", "shown")
 
 
 def chosen_realm(request: HttpRequest) -> str | None:
-    """The realm the page shows: ``?realm=`` when given (and remembered), else the session's choice."""
+    """The realm the page shows: ``?realm=`` when given (for this page only), else the session's choice."""
     if "realm" in request.GET:
-        realm = parse_realm(request.GET.get("realm"))  # an unknown name is the caller's error, said so
-        remember_realm(request, realm)
-        return realm
+        return parse_realm(request.GET.get("realm"))  # an unknown name is the caller's error, said so
     realm = request.session.get(SESSION_KEY)
     if isinstance(realm, str) and realm_exists(realm):
         return realm

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memory_panel.selectors.diff import word_diff
+from memory_panel.selectors.diff import FieldDiff, word_diff
 from memory_panel.simulator.store_writer import identity_scope
 from tests.support.written import new_scribe
 
 pytestmark = pytest.mark.django_db
+
+REMOVED = '<del class="diff-removed"><span class="visually-hidden">[removed: </span>'
+ADDED = '<ins class="diff-added"><span class="visually-hidden">[added: </span>'
+END = '<span class="visually-hidden">]</span>'
 
 
 @pytest.mark.parametrize(
@@ -30,6 +34,20 @@ def test_word_diff(before, after, segments):
     assert "".join(t for op, t in segments if op != "removed") == after
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "shown"),
+    [
+        ("Tomas at noon", "Update confirmed at noon",
+         (("removed", "Tomas"), ("same", " "), ("added", "Update confirmed"), ("same", " at noon"))),
+        ("a b", "a b c", (("same", "a b"), ("same", " "), ("added", "c"))),
+        ("a b c", "a c", (("same", "a "), ("removed", "b"), ("same", " "), ("same", "c"))),
+        ("a b", "ab", (("removed", "a b"), ("same", " "), ("added", "ab"))),
+    ],
+)
+def test_shown_diff_marks_words_only_and_never_runs_a_removed_word_into_an_added_one(before, after, shown):
+    assert FieldDiff("body", word_diff(before, after)).shown == shown
+
+
 @pytest.fixture
 def chain(agent_memory_dir, signed_in):
     signed_in()
@@ -48,8 +66,8 @@ def test_biography_shows_the_chosen_steps_changes_escaped(client, chain):
     assert 'id="diff"' not in page
     page = client.get(url, {"diff": v2.id}).content.decode()
     assert '<section id="diff"' in page
-    assert "<del>North</del><ins>South</ins> ridge &lt;b&gt;first&lt;/b&gt;" in page
-    assert "<dd class=\"diff-text\">Route<ins> v2</ins></dd>" in page
+    assert (f"{REMOVED}North{END}</del> {ADDED}South{END}</ins> ridge &lt;b&gt;first&lt;/b&gt;") in page
+    assert f'<dd class="diff-text">Route {ADDED}v2{END}</ins></dd>' in page
     assert "tags <span class=\"muted small\">(unchanged)</span>" in page
     assert 'aria-current="step"' in page
 

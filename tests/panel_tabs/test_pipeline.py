@@ -8,6 +8,7 @@ import pytest
 
 from memory_panel.simulator.store_writer import agent, identity_scope, mob_scope, new_record
 from tests.support.postures import READER, REVIEWER, SCOUT_READER as SCOPED
+from tests.support.rpc import call_ok
 
 URL = "/console/memory/pipeline/"
 TAINT = "session tainted by web tool 'web_fetch'"
@@ -99,3 +100,30 @@ def test_the_live_refetch_brings_a_new_quarantined_write_to_a_reviewer_and_never
     assert reader.lstrip().startswith('<section id="pipeline"')
     assert "no grant" in stages(reader)["quarantined"]
     assert new_id not in reader and "Second forum claim" not in reader and body not in reader
+
+
+def _flag_in_runs(w, record_id: str, runs: int, *, verdict: str = "dead_weight") -> None:
+    for n in range(runs):
+        w.record_dream_run(f"dream-flag-{record_id[-6:]}-{n}", started_at_ms=w.clock(), ops_committed=0,
+                           audit_verdicts=[(record_id, verdict, f"never injected (run {n})")])
+        w.clock.advance(60_000)
+
+
+def test_review_queue_lists_each_record_once_with_its_open_verdicts(client_for, realm):
+    scope = identity_scope("default", "identity:luka")
+    handbook = realm.remember(scope, "Travel policy handbook", "Read it.", author=agent("identity:luka"))
+    loop = realm.remember(scope, "Passport renewal", "In progress.", author=agent("identity:luka"))
+    _flag_in_runs(realm, handbook, 15)
+    _flag_in_runs(realm, loop, 1, verdict="unknown")
+    client = client_for()
+
+    page = client.get(URL).content.decode()
+    queue = page.split("Review queue", 1)[1]
+    on_the_wire = call_ok(client, "mobkit/memory/panel/audit_verdicts", {})["result"]["verdicts"]
+
+    assert queue.count("Travel policy handbook") == 1 and queue.count("Passport renewal") == 1
+    assert re.findall(r'data-review-record="([^"]+)"', queue) == [loop, handbook]  # newest verdict first
+    assert dict(re.findall(r'data-review-record="([^"]+)".*?data-open-verdicts="(\d+)"', queue, re.S)) == {
+        handbook: "15", loop: "1"}
+    assert "never injected (run 14)" in queue  # the newest rationale
+    assert len(on_the_wire) == 16  # panel/audit_verdicts keeps MobKit's row per verdict

@@ -24,3 +24,9 @@ def signed_in_client(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def choose_realm(client: Client, realm: str) -> None:
+    """Choose ``realm`` ("" for all realms) with the header's switcher, the one way to change the choice."""
+    response = client.post("/console/memory/realm/", {"realm": realm, "next": "/console/memory/"})
+    assert response.status_code == 303, response.content

@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from memory_panel.templatetags.panel_format import scope_label, waited_ms
+from tests.support.clients import choose_realm
 from tests.support.postures import READER, REVIEWER
 from tests.support.worlds import LUKA_FACTS, write_panel_realm
 from tests.support.worlds import PANEL_QUARANTINED_BODY as QUARANTINED_BODY
@@ -34,14 +35,60 @@ def query(url: str) -> dict[str, list[str]]:
 # The realm choice follows the operator
 
 
-def test_realm_chosen_on_holdings_stays_chosen_on_records(client_for, two_realms):
+def test_realm_chosen_with_the_switcher_stays_chosen_on_records(client_for, two_realms):
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
+    choose_realm(client, "team:blue")
 
     page = client.get(RECORDS, {"limit": "200"}).content.decode()
 
     assert realms_listed(page) == {"team%3Ablue"}
     assert SELECTED_BLUE in page  # the header says which realm the page shows
+
+
+@pytest.mark.parametrize("asked", ["team:blue", ""])
+@pytest.mark.parametrize(
+    "path",
+    ["/console/memory/", RECORDS, "/console/memory/quarantine/", "/console/memory/dreams/",
+     "/console/memory/pipeline/", "/console/memory/knowledge/", "/console/memory/holdings/taint-wall/"],
+)
+def test_a_realm_link_shows_its_realm_without_changing_the_choice(client_for, two_realms, path, asked):
+    client = client_for()
+    choose_realm(client, "default")
+
+    linked = client.get(path, {"realm": asked}, follow=True)
+    after = client.get(RECORDS, {"limit": "200"}).content.decode()
+
+    assert linked.status_code == 200
+    assert SELECTED_BLUE not in linked.content.decode()  # the header still shows the remembered choice
+    assert '<option value="default" selected>default</option>' in after
+    assert realms_listed(after) == {"default"}
+
+
+def test_a_realm_link_on_records_lists_that_realm_only(client_for, two_realms):
+    client = client_for()
+
+    page = client.get(RECORDS, {"realm": "team:blue", "limit": "200"}).content.decode()
+
+    assert realms_listed(page) == {"team%3Ablue"}
+    assert realms_listed(client.get(RECORDS, {"limit": "200"}).content.decode()) == {"default", "team%3Ablue"}
+
+
+def realm_notes(page: str) -> list[str]:
+    return re.findall(r'<span class="realm-note small muted"> · realm ([^<]+)</span>', page)
+
+
+@pytest.mark.parametrize(
+    ("path", "realms"),
+    [("/console/memory/pipeline/", {"default"}),
+     ("/console/memory/knowledge/?identity=identity:ana", {"default"}),
+     ("/console/memory/holdings/taint-wall/", {"default"}),
+     ("/console/memory/", {"default"})],
+)
+def test_an_all_realms_page_says_which_realm_each_row_is_from(client_for, demo_realms, path, realms):
+    client = client_for()
+
+    assert set(realm_notes(client.get(path).content.decode())) == realms
+    assert realm_notes(client.get(path, {"realm": "default"}).content.decode()) == []
 
 
 @pytest.mark.parametrize(
@@ -51,7 +98,7 @@ def test_realm_chosen_on_holdings_stays_chosen_on_records(client_for, two_realms
 )
 def test_header_shows_the_chosen_realm_on_every_page(client_for, two_realms, path):
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
+    choose_realm(client, "team:blue")
 
     page = client.get(path).content.decode()
 
@@ -62,7 +109,7 @@ def test_header_shows_the_chosen_realm_on_every_page(client_for, two_realms, pat
 def test_header_shows_the_chosen_realm_on_a_biography(client_for, two_realms):
     default, _ = two_realms
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
+    choose_realm(client, "team:blue")
 
     page = client.get(f"{RECORDS}{default.ids['seat_v1']}/", {"realm": "default"}).content.decode()
 
@@ -70,10 +117,10 @@ def test_header_shows_the_chosen_realm_on_a_biography(client_for, two_realms):
     assert SELECTED_BLUE in page  # and visiting it did not change the choice
 
 
-def test_explicit_all_realms_clears_the_choice(client_for, two_realms):
+def test_switching_to_all_realms_clears_the_choice(client_for, two_realms):
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
-    client.get("/console/memory/", {"realm": ""})
+    choose_realm(client, "team:blue")
+    choose_realm(client, "")
 
     page = client.get(RECORDS, {"limit": "200"}).content.decode()
 
@@ -114,7 +161,7 @@ def test_switcher_refuses_get(client_for, two_realms):
 
 def test_a_chosen_realm_whose_file_is_gone_falls_back_to_all_realms(client_for, two_realms, agent_memory_dir):
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
+    choose_realm(client, "team:blue")
     for path in agent_memory_dir.glob("team*"):
         path.unlink()
 
@@ -126,7 +173,7 @@ def test_a_chosen_realm_whose_file_is_gone_falls_back_to_all_realms(client_for, 
 
 def test_recall_uses_the_chosen_realm(client_for, two_realms):
     client = client_for()
-    client.get("/console/memory/", {"realm": "team:blue"})
+    choose_realm(client, "team:blue")
 
     page = client.get("/console/memory/recall/", {"identity": "identity:luka", "query_text": "seats"}).content.decode()
 

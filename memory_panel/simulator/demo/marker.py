@@ -13,16 +13,15 @@ import sqlite3
 from pathlib import Path
 
 from memory_panel.simulator.store_writer import StoreWriter
-from memory_panel.store.realms import connect_readonly
+from memory_panel.store.realms import DEMO_LEDGER_DOMAIN, connect_readonly
 
-DEMO_DOMAIN = "mobkit-console-demo"
 DEMO_MARKER_VERSION = 1
 
 
 def mark_demo_realm(writer: StoreWriter) -> None:
     """Stamp a just-created current-format file as a demo realm (one autocommitted INSERT)."""
     writer.conn.execute("INSERT INTO meerkat_schema(domain, version) VALUES (?, ?)",
-                        (DEMO_DOMAIN, DEMO_MARKER_VERSION))
+                        (DEMO_LEDGER_DOMAIN, DEMO_MARKER_VERSION))
 
 
 def is_demo_realm(path: Path) -> bool:
@@ -34,7 +33,7 @@ def is_demo_realm(path: Path) -> bool:
     except sqlite3.Error:
         return False
     try:
-        row = conn.execute("SELECT version FROM meerkat_schema WHERE domain=?", (DEMO_DOMAIN,)).fetchone()
+        row = conn.execute("SELECT version FROM meerkat_schema WHERE domain=?", (DEMO_LEDGER_DOMAIN,)).fetchone()
     except sqlite3.Error:  # an older-format file has no ledger table at all
         return False
     finally:
