@@ -1,0 +1,129 @@
+"""An issuer that is slow or failing (docs/audit-and-oidc.md §4): its discovery document and JWKS are
+fetched once for every caller that needs them at that moment, not again until the cool-down has
+passed, and a caller whose key is already cached, or who holds a console token, never waits."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.test import Client
+
+from mobkit_console.accounts.oidc import FETCH_TIMEOUT_S, InvalidToken, IssuerUnavailable, token_identity
+from mobkit_console.accounts.tokens import token_issue, user_for_subject
+from tests.support.litestream import wait_for
+from tests.support.oidc import rsa_key
+
+pytestmark = pytest.mark.django_db
+
+EXPERIENCE = "/console/experience"
+ANA = "ana@example.test"
+DISCOVERY = "/.well-known/openid-configuration"
+HANGS_S = 8.0  # longer than the console waits for any fetch
+FAST_S = 1.0  # a generous bound for an answer that waits for nobody
+
+
+def _timed_get(token: str) -> tuple[int, float]:
+    started = time.monotonic()
+    response = Client().get(EXPERIENCE, HTTP_AUTHORIZATION=f"Bearer {token}")
+    return response.status_code, time.monotonic() - started
+
+
+def _refusal(token: str) -> tuple[str, float]:
+    """How the console refuses ``token`` (the exception's name) and how long the caller waited."""
+    started = time.monotonic()
+    try:
+        token_identity(token)
+        outcome = "accepted"
+    except (InvalidToken, IssuerUnavailable) as error:
+        outcome = type(error).__name__
+    return outcome, time.monotonic() - started
+
+
+def _key_cached_and_cool_down_over(issuer, settings) -> None:
+    """key-1 cached, and the (short) cool-down after that fetch over: the next unknown kid fetches.
+    The cool-down runs from the end of the last fetch: a test lengthens it once its fetch is done."""
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 0.2
+    assert _timed_get(issuer.mint(email=ANA))[0] == 200
+    time.sleep(0.3)
+
+
+def _made_up_kids(issuer, count: int) -> list[str]:
+    forger = rsa_key()
+    return [issuer.mint(kid=f"made-up-{n}", key=forger, email=ANA) for n in range(count)]
+
+
+def test_a_hanging_key_set_is_fetched_once_and_keeps_no_cached_key_waiting(oidc_issuer, world, settings):
+    _key_cached_and_cool_down_over(oidc_issuer, settings)
+    oidc_issuer.slow["/jwks"] = HANGS_S
+
+    with ThreadPoolExecutor(30) as pool:
+        refusals = pool.map(_refusal, _made_up_kids(oidc_issuer, 30))
+        wait_for(lambda: oidc_issuer.fetches["/jwks"] == 2, timeout_s=5, what="the made-up kids' fetch")
+        # While that fetch hangs, a token signed with the cached key is answered at once.
+        status, waited = _timed_get(oidc_issuer.mint(email=ANA))
+        assert status == 200 and waited < FAST_S
+        refusals = list(refusals)
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 30.0
+
+    assert {outcome for outcome, _ in refusals} == {"IssuerUnavailable"}  # the token may be good: 503
+    assert max(waited for _, waited in refusals) < FETCH_TIMEOUT_S + FAST_S  # one shared wait, not 30
+    assert oidc_issuer.fetches["/jwks"] == 2
+    # Cooling down: more made-up kids are refused at once, without asking the issuer.
+    assert all(waited < FAST_S for _, waited in map(_refusal, _made_up_kids(oidc_issuer, 5)))
+    assert oidc_issuer.fetches["/jwks"] == 2
+
+
+def test_a_failing_key_set_cools_down_and_is_asked_again_after_it(oidc_issuer, world, settings):
+    _key_cached_and_cool_down_over(oidc_issuer, settings)
+    oidc_issuer.failing["/jwks"] = 503
+
+    first, *others = _made_up_kids(oidc_issuer, 30)
+    assert _timed_get(first)[0] == 503
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 30.0
+    assert [_timed_get(token)[0] for token in others] == [503] * 29
+    assert oidc_issuer.fetches["/jwks"] == 2
+    assert _timed_get(oidc_issuer.mint(email=ANA))[0] == 200  # the cached key still verifies
+
+    # The issuer recovers with a new key; once the cool-down is over, its first token fetches it.
+    del oidc_issuer.failing["/jwks"]
+    oidc_issuer.rotate("key-2")
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 0.5
+    time.sleep(0.6)
+    assert _timed_get(oidc_issuer.mint(email=ANA))[0] == 200
+    assert oidc_issuer.fetches["/jwks"] == 3
+
+
+def test_a_stale_key_set_is_read_again_behind_the_callers_back(oidc_issuer, world, settings):
+    settings.MOBKIT_OIDC_KEYS_MAX_AGE_S = 0.2
+    assert _timed_get(oidc_issuer.mint(email=ANA))[0] == 200
+    oidc_issuer.slow["/jwks"] = HANGS_S
+    time.sleep(0.3)
+
+    status, waited = _timed_get(oidc_issuer.mint(email=ANA))
+    assert status == 200 and waited < FAST_S  # the old keys serve while the refresh hangs
+    wait_for(lambda: oidc_issuer.fetches["/jwks"] == 2, timeout_s=2, what="the background refresh")
+
+
+def test_an_unreachable_discovery_at_first_use_is_asked_once_and_console_tokens_never_wait(
+    oidc_issuer, world, settings
+):
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 30.0
+    oidc_issuer.slow[DISCOVERY] = HANGS_S
+    console_token = token_issue(user=user_for_subject("robot@example.test"))
+    tokens = [oidc_issuer.mint(email=ANA) for _ in range(16)]
+
+    with ThreadPoolExecutor(16) as pool:
+        refusals = pool.map(_refusal, tokens)
+        wait_for(lambda: oidc_issuer.fetches[DISCOVERY] == 1, timeout_s=5, what="the discovery fetch")
+        status, waited = _timed_get(console_token)
+        assert status == 200 and waited < FAST_S
+        refusals = list(refusals)
+
+    assert {outcome for outcome, _ in refusals} == {"IssuerUnavailable"}
+    assert max(waited for _, waited in refusals) < FETCH_TIMEOUT_S + FAST_S
+    assert oidc_issuer.fetches[DISCOVERY] == 1
+    status, waited = _timed_get(oidc_issuer.mint(email=ANA))
+    assert status == 503 and waited < FAST_S  # cooling down: not asked again
+    assert oidc_issuer.fetches[DISCOVERY] == 1
