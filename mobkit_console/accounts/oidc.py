@@ -171,10 +171,12 @@ class _Kept(Generic[Fetched]):
     """A document fetched from the issuer (docs/audit-and-oidc.md §4): kept until a fetch replaces it,
     fetched by one thread at a time, whose result every caller that needs it shares, and fetched
     again only MOBKIT_OIDC_FETCH_COOLDOWN_S after the last fetch ended, however that ended. No lock
-    is held while fetching: a caller served from what is kept never waits for the issuer."""
+    is held while fetching: a caller served from what is kept never waits for the issuer. A caller
+    waits for a fetch only in a seat of ``waiting``; with none free it is refused at once."""
 
-    def __init__(self, fetch: Callable[[], Fetched]) -> None:
+    def __init__(self, fetch: Callable[[], Fetched], *, waiting: threading.BoundedSemaphore) -> None:
         self._fetch = fetch
+        self._waiting = waiting
         self._value: Fetched | None = None
         self._fetched_at = -math.inf
         self._ended_at = -math.inf  # of the last fetch, good or failed: the cool-down runs from here
@@ -199,7 +201,13 @@ class _Kept(Generic[Fetched]):
                 if self._error is not None:
                     raise IssuerUnavailable(f"{self._error} (not asked again for a while)")
                 return self._value  # the last fetch succeeded
-        if not flight.done.wait(FETCH_TIMEOUT_S):
+        if not self._waiting.acquire(blocking=False):
+            raise IssuerUnavailable("enough callers are waiting for the identity provider already")
+        try:
+            answered = flight.done.wait(FETCH_TIMEOUT_S)
+        finally:
+            self._waiting.release()
+        if not answered:
             raise IssuerUnavailable("the identity provider has not answered in time")
         if flight.error is not None:
             raise IssuerUnavailable(flight.error)
@@ -232,8 +240,13 @@ class _Issuer:
 
     def __init__(self, issuer: str) -> None:
         self.issuer = issuer
-        self._document: _Kept[dict[str, Any]] = _Kept(lambda: discovery(issuer))
-        self._keys: _Kept[dict[str, jwt.PyJWK]] = _Kept(lambda: signing_keys(self.document()["jwks_uri"]))
+        # docs/audit-and-oidc.md §4: callers waiting for the issuer hold at most half the request
+        # threads (MOBKIT_HTTP_THREADS), so console tokens and cached keys always find one free.
+        waiting = threading.BoundedSemaphore(max(1, settings.MOBKIT_HTTP_THREADS // 2))
+        self._document: _Kept[dict[str, Any]] = _Kept(lambda: discovery(issuer), waiting=waiting)
+        self._keys: _Kept[dict[str, jwt.PyJWK]] = _Kept(
+            lambda: signing_keys(self.document()["jwks_uri"]), waiting=waiting
+        )
 
     def document(self) -> dict[str, Any]:
         return self._document.kept(max_age_s=DISCOVERY_TTL_S) or self._document.fetched()
