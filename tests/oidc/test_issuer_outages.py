@@ -54,6 +54,15 @@ def _made_up_kids(issuer, count: int) -> list[str]:
     return [issuer.mint(kid=f"made-up-{n}", key=forger, email=ANA) for n in range(count)]
 
 
+def test_made_up_kids_against_a_healthy_issuer_wait_out_the_cool_down(oidc_issuer, world, settings):
+    _key_cached_and_cool_down_over(oidc_issuer, settings)
+    first, *others = _made_up_kids(oidc_issuer, 200)
+    assert _refusal(first)[0] == "InvalidToken"  # the key set, fetched again, lacks it: 401
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 30.0
+    assert {outcome for outcome, _ in map(_refusal, others)} == {"InvalidToken"}
+    assert oidc_issuer.fetches["/jwks"] == 2
+
+
 def test_a_hanging_key_set_is_fetched_once_and_keeps_no_cached_key_waiting(oidc_issuer, world, settings):
     _key_cached_and_cool_down_over(oidc_issuer, settings)
     oidc_issuer.slow["/jwks"] = HANGS_S

@@ -59,13 +59,14 @@ class LoopbackIssuer:
     failing: dict[str, int] = field(default_factory=dict)  # GET path -> the error status it answers
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # login -> claims
     # claim -> the scope that releases it (as a provider releases "groups" under a "groups" scope);
-    # a claim not named here is always released.
+    # a claim not named here is released under "openid".
     scoped: dict[str, str] = field(default_factory=dict)
     grants: dict[str, Grant] = field(default_factory=dict)
     access_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
     token_requests: list[dict[str, str]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
+    _counting: threading.Lock = field(default_factory=threading.Lock)  # requests arrive on threads
 
     # --- keys and tokens ------------------------------------------------------------------
 
@@ -147,7 +148,8 @@ class LoopbackIssuer:
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         path, query = self._path(handler)
-        self.fetches[path] += 1
+        with self._counting:
+            self.fetches[path] += 1
         if self._stopping.wait(self.slow.get(path, 0)):
             return None
         if path in self.failing:
