@@ -215,8 +215,14 @@ MOBKIT_OIDC_SUBJECT_CLAIM = os.environ.get("MOBKIT_OIDC_SUBJECT_CLAIM", "").stri
 MOBKIT_OIDC_GROUPS_CLAIM = os.environ.get("MOBKIT_OIDC_GROUPS_CLAIM", "").strip() or None
 MOBKIT_OIDC_CLIENT_ID = os.environ.get("MOBKIT_OIDC_CLIENT_ID", "").strip() or None
 MOBKIT_OIDC_CLIENT_SECRET = os.environ.get("MOBKIT_OIDC_CLIENT_SECRET", "").strip() or None
-# A token naming a key id the cached JWKS lacks fetches the JWKS again, at most this often.
-MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 30.0
+# An address the provider did not vouch for (email_verified true) is no subject, unless this is off:
+# for providers that never send email_verified (docs/audit-and-oidc.md §4).
+MOBKIT_OIDC_REQUIRE_EMAIL_VERIFIED = _env_flag("MOBKIT_OIDC_REQUIRE_EMAIL_VERIFIED", True)
+# The discovery document or the JWKS is fetched again at most this long after the last fetch
+# ended, good or failed: a token naming a key id the keys lack, or a failing issuer, waits it out.
+MOBKIT_OIDC_FETCH_COOLDOWN_S = 30.0
+# The JWKS is read again in the background once it is this old, so a withdrawn key stops verifying.
+MOBKIT_OIDC_KEYS_MAX_AGE_S = 300.0
 
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
@@ -225,7 +231,10 @@ AUTHENTICATION_BACKENDS = [
 ]
 # mozilla-django-oidc: the authorization-code flow with PKCE (S256); endpoints come from discovery.
 OIDC_USE_PKCE = True
-OIDC_RP_SCOPES = "openid email profile"
+# The scopes a browser sign-in asks for, space-separated; "openid" is always among them. A provider
+# that releases groups under a scope of its own (often "groups") needs it here (docs/audit-and-oidc.md §6).
+_OIDC_SCOPES = os.environ.get("MOBKIT_OIDC_SCOPES", "").split() or ["openid", "email", "profile"]
+OIDC_RP_SCOPES = " ".join(["openid", *(scope for scope in _OIDC_SCOPES if scope != "openid")])
 OIDC_RP_SIGN_ALGO = "RS256"
 OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
 LOGIN_REDIRECT_URL_FAILURE = "/console/login/?sign_in=failed"

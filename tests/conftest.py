@@ -178,6 +178,6 @@ def oidc_issuer(settings) -> Iterator[LoopbackIssuer]:
     settings.MOBKIT_OIDC_AUDIENCE = AUDIENCE
     settings.MOBKIT_OIDC_CLIENT_ID = CLIENT_ID
     settings.MOBKIT_OIDC_CLIENT_SECRET = CLIENT_SECRET
-    settings.MOBKIT_OIDC_JWKS_REFETCH_COOLDOWN_S = 0.0
+    settings.MOBKIT_OIDC_FETCH_COOLDOWN_S = 0.0
     yield issuer
     issuer.stop()

@@ -15,7 +15,7 @@ import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
@@ -29,6 +29,7 @@ from mobkit_console.accounts.oidc import (
     verified_claims,
 )
 from mobkit_console.accounts.tokens import user_for_subject
+from mobkit_console.audit.services import Actor, audit_record
 
 logger = logging.getLogger("mobkit_console.accounts")
 
@@ -37,6 +38,8 @@ logger = logging.getLogger("mobkit_console.accounts")
 SESSION_GROUPS = "mobkit_oidc_groups"
 # Hands the groups of the identity the backend signed in to the callback view, within one request.
 _REQUEST_VOUCHED = "_mobkit_oidc_vouched_groups"
+# Where a callback no sign-in in this browser waits for is sent: the sign-in page, saying so.
+STALE_CALLBACK_URL = "/console/login/?sign_in=stale"
 
 
 def session_caller(*, user: Any, session: Any) -> Caller:
@@ -122,6 +125,13 @@ class ConsoleOIDCCallbackView(OIDCAuthenticationCallbackView):
     def get(self, request: HttpRequest) -> HttpResponse:
         if not oidc_browser_enabled():
             raise Http404("sign-in through an identity provider is not configured")
+        if "error" not in request.GET and request.GET.get("state") not in request.session.get("oidc_states", {}):
+            # docs/audit-and-oidc.md §6: a replayed or forged callback, or one that outlived its
+            # session, is a failed sign-in and a notice on the sign-in page (the library: a bare 400).
+            reason = "the callback's state is not one a sign-in in this browser is waiting for"
+            actor = Actor(client=request.META.get("REMOTE_ADDR", ""))
+            audit_record(action="sign_in", outcome="failed", detail={"method": "oidc", "reason": reason}, actor=actor)
+            return HttpResponseRedirect(STALE_CALLBACK_URL)
         return super().get(request)
 
     def login_success(self) -> HttpResponse:

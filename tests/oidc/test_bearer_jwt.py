@@ -8,9 +8,11 @@ import time
 import jwt
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
 from django.test import Client
 
 from mobkit_console.accounts.channels import TokenAuthMiddleware
+from mobkit_console.accounts.oidc import identity_from_claims
 from mobkit_console.accounts.tokens import token_issue, user_for_subject
 from tests.support.audit import audit_entries, entries_for
 from tests.support.clients import signed_in_client, user_with_subject
@@ -62,6 +64,61 @@ def test_expired_foreign_or_incomplete_tokens_are_401_invalid_token(oidc_issuer,
     _refused(_get(EXPERIENCE, oidc_issuer.mint(email=ANA, **claims)))
 
 
+@pytest.mark.parametrize("claims", [
+    pytest.param({"exp": str(int(time.time()) + 300)}, id="exp-a-string"),
+    pytest.param({"exp": 10**30}, id="exp-1e30"),
+    pytest.param({"exp": 1e30}, id="exp-1e30-float"),
+    pytest.param({"exp": True}, id="exp-a-boolean"),
+    pytest.param({"nbf": "0"}, id="nbf-a-string"),
+    pytest.param({"iat": [int(time.time())]}, id="iat-a-list"),
+    pytest.param({"iat": -1}, id="iat-before-1970"),
+])
+def test_dates_that_are_no_numeric_date_are_401(oidc_issuer, world, claims):
+    _refused(_get(EXPERIENCE, oidc_issuer.mint(email=ANA, **claims)))
+
+
+@pytest.mark.parametrize("verified", [
+    pytest.param(False, id="false"),
+    pytest.param(None, id="absent"),
+    pytest.param("false", id="the-string-false"),
+])
+def test_an_unverified_email_is_no_subject(oidc_issuer, world, verified):
+    response = _get(EXPERIENCE, oidc_issuer.mint(email=ROOT, email_verified=verified))
+    _refused(response)
+    assert "email_verified" in response.json()["error_description"]
+
+
+def test_email_verified_is_required_of_the_email_claim_only_and_can_be_waived(oidc_issuer, world, settings):
+    assert _get(EXPERIENCE, oidc_issuer.mint(email=ANA, email_verified="true")).status_code == 200  # Cognito's userinfo
+    settings.MOBKIT_OIDC_SUBJECT_CLAIM = "preferred_username"
+    assert _get(EXPERIENCE, oidc_issuer.mint(preferred_username="ana", email_verified=False)).status_code == 200
+    settings.MOBKIT_OIDC_SUBJECT_CLAIM = "email"
+    settings.MOBKIT_OIDC_REQUIRE_EMAIL_VERIFIED = False  # a provider that never sends it
+    response = _get(EXPERIENCE, oidc_issuer.mint(email=ANA, email_verified=None))
+    assert response.json()["access"]["subject"] == ANA
+
+
+@pytest.mark.parametrize("subject", [
+    pytest.param("ana\x00@example.test", id="nul"),
+    pytest.param("ana@example.test\n2026-01-01 root signed in", id="line-break"),
+    pytest.param("\x1b[31mroot@example.test", id="escape"),
+    pytest.param("ana\u202e@example.test", id="right-to-left-override"),
+    pytest.param("ana\u2028@example.test", id="line-separator"),
+])
+def test_a_subject_with_a_control_character_is_401_and_no_user(oidc_issuer, world, subject):
+    users = get_user_model().objects.count()
+    response = _get(EXPERIENCE, oidc_issuer.mint(email=subject))
+    _refused(response)
+    assert "control" in response.json()["error_description"]
+    assert get_user_model().objects.count() == users  # no console user for it (PostgreSQL: no 500)
+
+
+def test_groups_with_a_control_character_are_no_groups(oidc_issuer, settings):
+    settings.MOBKIT_OIDC_GROUPS_CLAIM = "groups"
+    claims = {"email": ANA, "email_verified": True, "groups": ["reviewers", "reviewers\x00", "ops\n", "\u202eops"]}
+    assert identity_from_claims(claims).groups == {"reviewers"}
+
+
 def test_a_token_signed_with_another_key_is_401(oidc_issuer, world):
     forged = oidc_issuer.mint(email=ANA, key=rsa_key())  # names the published kid, signed elsewhere
     _refused(_get(EXPERIENCE, forged))
@@ -80,13 +137,13 @@ def test_unsigned_and_hmac_tokens_are_401(oidc_issuer, world):
 def test_a_rotated_key_is_fetched_when_a_token_names_it(oidc_issuer, world):
     old = oidc_issuer.mint(email=ANA)
     assert _get(EXPERIENCE, old).status_code == 200
-    assert oidc_issuer.jwks_fetches == 1
+    assert oidc_issuer.fetches["/jwks"] == 1
     assert _get(EXPERIENCE, oidc_issuer.mint(email=ANA)).status_code == 200
-    assert oidc_issuer.jwks_fetches == 1  # cached
+    assert oidc_issuer.fetches["/jwks"] == 1  # cached
 
     oidc_issuer.rotate("key-2")
     assert _get(EXPERIENCE, oidc_issuer.mint(email=ANA)).status_code == 200
-    assert oidc_issuer.jwks_fetches == 2  # the new kid made the console fetch the JWKS again
+    assert oidc_issuer.fetches["/jwks"] == 2  # the new kid made the console fetch the JWKS again
     _refused(_get(EXPERIENCE, old))  # the withdrawn key no longer signs anything
 
 

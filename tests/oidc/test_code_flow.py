@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.support.audit import audit_entries, entries_for
@@ -56,18 +57,70 @@ def test_a_token_without_the_subject_claim_is_a_failed_sign_in(oidc_issuer, worl
     assert [e["detail"] for e in failed] == [{"method": "oidc"}]
 
 
-def test_a_replayed_callback_signs_nobody_in(oidc_issuer, world):
-    oidc_issuer.users["ana"] = {"sub": "u-ana", "email": ANA}
-    first = Client()
-    start = first.get("/console/oidc/authenticate/")
+@pytest.mark.parametrize("claims", [
+    pytest.param({"email": ROOT, "email_verified": False}, id="unverified-email"),
+    pytest.param({"email": ROOT, "email_verified": None}, id="no-email-verified"),
+    pytest.param({"email": "ana\x00@example.test"}, id="nul-in-the-subject"),
+    pytest.param({"email": "ana@example.test\r\nroot@example.test"}, id="line-break-in-the-subject"),
+])
+def test_an_unverified_email_or_a_control_character_is_a_failed_sign_in(oidc_issuer, world, posture, claims):
+    posture("auditors")
+    oidc_issuer.users["mallory"] = {"sub": "u-m", **claims}
+    users = get_user_model().objects.count()
+    client = Client()
+    assert _sign_in_through_provider(client, "mallory") == "/console/login/?sign_in=failed"
+    assert client.get("/console/experience").status_code == 401
+    assert get_user_model().objects.count() == users
+
+
+def _approved_callback(oidc_issuer, client: Client) -> tuple[str, dict[str, str]]:
+    """The provider's redirect back to the console for a sign-in ``client`` started: path and query."""
+    start = client.get("/console/oidc/authenticate/")
     params = {k: v[0] for k, v in parse_qs(urlsplit(start["Location"]).query).items()}
     approved = requests.post(start["Location"].split("?")[0], data={**params, "login": "ana"}, allow_redirects=False, timeout=10)
     callback = urlsplit(approved.headers["Location"])
-    query = {k: v[0] for k, v in parse_qs(callback.query).items()}
-    # Another browser (no state in its session) presenting the same code gets nowhere.
-    stranger = Client()
-    assert stranger.get(callback.path, query)["Location"] == "/console/login/?sign_in=failed"
-    assert stranger.get("/console/experience").status_code == 401
+    return callback.path, {k: v[0] for k, v in parse_qs(callback.query).items()}
+
+
+def test_a_replayed_or_foreign_callback_is_the_sign_in_page_saying_so(oidc_issuer, world, posture):
+    posture("auditors")
+    oidc_issuer.users["ana"] = {"sub": "u-ana", "email": ANA}
+    first = Client()
+    path, query = _approved_callback(oidc_issuer, first)
+    assert first.get(path, query).status_code == 302  # signed in
+    first.post("/console/logout/")
+
+    # The same browser replaying its callback, and another browser (no state in its session)
+    # presenting the same code: neither gets further than the sign-in page, which says why.
+    for browser in (first, Client()):
+        replayed = browser.get(path, query, follow=True)
+        assert replayed.redirect_chain == [("/console/login/?sign_in=stale", 302)]
+        assert replayed.status_code == 200
+        assert b'role="alert"><p>That sign-in through the identity provider was already used' in replayed.content
+        assert browser.get("/console/experience").status_code == 401
+
+    failed = [e for e in entries_for(audit_entries(signed_in_client(user_with_subject(ROOT))), "sign_in") if e["outcome"] == "failed"]
+    assert len(failed) == 2 and all(e["detail"]["method"] == "oidc" and "state" in e["detail"]["reason"] for e in failed)
+
+
+def test_the_scopes_asked_for_are_a_setting_and_bring_the_groups_released_under_them(
+    oidc_issuer, world, posture, settings
+):
+    posture("auditors")
+    settings.MOBKIT_OIDC_GROUPS_CLAIM = "groups"
+    oidc_issuer.scoped = {"groups": "groups"}  # as a provider that releases groups under their own scope
+    oidc_issuer.users["ana"] = {"sub": "u-ana", "email": ANA, "groups": ["reviewers"]}
+
+    default = Client()
+    _sign_in_through_provider(default, "ana")
+    assert default.get("/console/experience").json()["access"]["groups"] == []
+
+    settings.OIDC_RP_SCOPES = "openid email profile groups"  # MOBKIT_OIDC_SCOPES
+    start = Client().get("/console/oidc/authenticate/")
+    assert parse_qs(urlsplit(start["Location"]).query)["scope"] == ["openid email profile groups"]
+    with_groups = Client()
+    _sign_in_through_provider(with_groups, "ana")
+    assert with_groups.get("/console/experience").json()["access"]["groups"] == ["reviewers"]
 
 
 def test_browser_sign_in_is_off_without_a_client(oidc_issuer, world, settings):

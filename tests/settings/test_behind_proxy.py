@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.clients import user_with_subject
+from tests.support.environment import setting_under_env
 from tests.support.postures import USER
 from tests.support.rpc import call
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def proxy_header(tmp_path: Path, **env: str) -> object:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MOBKIT_", "DJANGO_"))}
-    environment.update(MOBKIT_PERSISTENT_STATE=str(tmp_path), DJANGO_SETTINGS_MODULE="mobkit_console.settings", **env)
-    script = "import json; from django.conf import settings; print(json.dumps(settings.SECURE_PROXY_SSL_HEADER))"
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=environment,
-                            capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(result.stdout)
+    return setting_under_env(tmp_path, "SECURE_PROXY_SSL_HEADER", **env)
 
 
 def test_the_forwarded_scheme_is_trusted_only_behind_a_configured_proxy(tmp_path):

@@ -4,6 +4,9 @@ It serves what the console reads from a real issuer: the discovery document, the
 made here with ``cryptography``), and for browsers the authorization-code flow with PKCE: an
 ``/authorize`` page with a sign-in form, ``/token`` (which checks the client secret and the PKCE
 verifier against the challenge) and ``/userinfo``. Tokens are minted with PyJWT.
+
+It counts what it is asked for, and can be made slow or failing path by path, as an issuer in
+trouble is.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import secrets
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,7 +44,7 @@ def rsa_key() -> rsa.RSAPrivateKey:
 class Grant:
     """An authorization code waiting to be exchanged."""
 
-    subject_claims: dict[str, Any]
+    subject_claims: dict[str, Any]  # those the scopes asked for release
     client_id: str
     redirect_uri: str
     nonce: str | None
@@ -54,12 +58,19 @@ class LoopbackIssuer:
     url: str = ""
     keys: dict[str, rsa.RSAPrivateKey] = field(default_factory=dict)
     published: list[str] = field(default_factory=list)  # the kids the JWKS lists
-    jwks_fetches: int = 0
+    fetches: Counter[str] = field(default_factory=Counter)  # GET path (after the issuer's) -> requests
+    slow: dict[str, float] = field(default_factory=dict)  # GET path -> seconds before it answers
+    failing: dict[str, int] = field(default_factory=dict)  # GET path -> the error status it answers
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # login -> claims
+    # claim -> the scope that releases it (as a provider releases "groups" under a "groups" scope);
+    # a claim not named here is released under "openid".
+    scoped: dict[str, str] = field(default_factory=dict)
     grants: dict[str, Grant] = field(default_factory=dict)
     access_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
     token_requests: list[dict[str, str]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _counting: threading.Lock = field(default_factory=threading.Lock)  # requests arrive on threads
 
     # --- keys and tokens ------------------------------------------------------------------
 
@@ -76,10 +87,13 @@ class LoopbackIssuer:
         return kid
 
     def mint(self, *, kid: str | None = None, key: rsa.RSAPrivateKey | None = None, **claims: Any) -> str:
-        """A signed token: iss, aud and a 5-minute exp unless ``claims`` say otherwise (None drops one)."""
+        """A signed token: iss, aud, a 5-minute exp and a verified email unless ``claims`` say otherwise
+        (None drops one)."""
         kid = kid or self.published[-1]
         now = int(time.time())
-        body = {"iss": self.url, "aud": AUDIENCE, "iat": now, "nbf": now, "exp": now + 300, **claims}
+        body = {
+            "iss": self.url, "aud": AUDIENCE, "iat": now, "nbf": now, "exp": now + 300, "email_verified": True, **claims
+        }
         body = {name: value for name, value in body.items() if value is not None}
         return jwt.encode(body, key or self.keys[kid], algorithm="RS256", headers={"kid": kid})
 
@@ -126,6 +140,7 @@ class LoopbackIssuer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # slow answers end now
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -137,10 +152,15 @@ class LoopbackIssuer:
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         path, query = self._path(handler)
+        with self._counting:
+            self.fetches[path] += 1
+        if self._stopping.wait(self.slow.get(path, 0)):
+            return None
+        if path in self.failing:
+            return _send_json(handler, {"error": "unavailable"}, self.failing[path])
         if path == "/.well-known/openid-configuration":
             return _send_json(handler, self.discovery())
         if path == "/jwks":
-            self.jwks_fetches += 1
             return _send_json(handler, self.jwks())
         if path == "/authorize":
             return self._authorize_form(handler, query)
@@ -177,7 +197,9 @@ class LoopbackIssuer:
             return _send(handler, 400, "text/plain", b"unknown login or client")
         code = secrets.token_urlsafe(16)
         challenge = form.get("code_challenge") if form.get("code_challenge_method") == "S256" else None
-        self.grants[code] = Grant(claims, CLIENT_ID, form["redirect_uri"], form.get("nonce"), challenge)
+        scopes = set(form.get("scope", "").split())
+        released = {name: value for name, value in claims.items() if self.scoped.get(name, "openid") in scopes}
+        self.grants[code] = Grant(released, CLIENT_ID, form["redirect_uri"], form.get("nonce"), challenge)
         location = form["redirect_uri"] + "?" + urlencode({"code": code, "state": form.get("state", "")})
         handler.send_response(302)
         handler.send_header("Location", location)
