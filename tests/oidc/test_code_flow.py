@@ -68,7 +68,7 @@ def test_an_unverified_email_or_a_control_character_is_a_failed_sign_in(oidc_iss
     oidc_issuer.users["mallory"] = {"sub": "u-m", **claims}
     users = get_user_model().objects.count()
     client = Client()
-    assert _sign_in_through_provider(client, "mallory") == "/console/login/?sign_in=failed"
+    assert sign_in_through_provider(client, "mallory") == "/console/login/?sign_in=failed"
     assert client.get("/console/experience").status_code == 401
     assert get_user_model().objects.count() == users
 
@@ -112,14 +112,14 @@ def test_the_scopes_asked_for_are_a_setting_and_bring_the_groups_released_under_
     oidc_issuer.users["ana"] = {"sub": "u-ana", "email": ANA, "groups": ["reviewers"]}
 
     default = Client()
-    _sign_in_through_provider(default, "ana")
+    sign_in_through_provider(default, "ana")
     assert default.get("/console/experience").json()["access"]["groups"] == []
 
     settings.OIDC_RP_SCOPES = "openid email profile groups"  # MOBKIT_OIDC_SCOPES
     start = Client().get("/console/oidc/authenticate/")
     assert parse_qs(urlsplit(start["Location"]).query)["scope"] == ["openid email profile groups"]
     with_groups = Client()
-    _sign_in_through_provider(with_groups, "ana")
+    sign_in_through_provider(with_groups, "ana")
     assert with_groups.get("/console/experience").json()["access"]["groups"] == ["reviewers"]
 
 
