@@ -1,7 +1,7 @@
 """A Redis outage loses no live event (issue 30 item 2, docs/timeline-live.md §4): two server processes
-on a Redis of the test's own, a socket and an SSE stream open on each, Redis stopped for a few
-seconds while events are pushed to both processes and a realm file is written; every event the log
-holds reaches every stream that stayed open, exactly once."""
+on a Redis of the test's own, a socket and an SSE stream on each (one process's opened during the
+outage), Redis stopped for a few seconds while events are pushed to both processes and a realm file
+is written; every event the log holds reaches every stream that stayed open, exactly once."""
 
 from __future__ import annotations
 
@@ -66,12 +66,15 @@ async def test_events_stored_while_redis_is_down_reach_every_open_socket_and_str
 
         with daphne_servers(env, 2) as servers:
             await asyncio.to_thread(wait_following, env, REALM)
-            clients = [await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}")
-                       for server in servers]
-            clients += [await SseClient.connect(server, token) for server in servers]
-            await asyncio.to_thread(_push, servers[0], "before", ingest_token)
+            # The first process's streams open before the outage; the second's while Redis is down,
+            # resuming after the last event they saw, so that process's fan-out starts without a layer.
+            clients = [await WsClient.connect(f"{servers[0].ws}/ws/console/events/?auth_token={token}"),
+                       await SseClient.connect(servers[0], token)]
+            before = (await asyncio.to_thread(_push, servers[0], "before", ingest_token))["event_ids"][0]
 
             await asyncio.to_thread(broker.stop)
+            clients += [await WsClient.connect(f"{servers[1].ws}/ws/console/events/?auth_token={token}&after={before}"),
+                        await SseClient.connect(servers[1], token, query=f"after={before}")]
             for n in range(6):
                 await asyncio.to_thread(_push, servers[n % 2], f"outage-{n}", ingest_token)
             await asyncio.to_thread(_realm_write, writer)  # the follower stores it while Redis is down
@@ -83,9 +86,9 @@ async def test_events_stored_while_redis_is_down_reach_every_open_socket_and_str
 
             received = [[event["event_id"] for event in await client.events(quiet_s=4)] for client in clients]
             stored = _stored_event_ids(env)
-            assert len(stored) == 12  # 11 pushes and the realm write's one event
-            for ids in received:
-                assert sorted(ids, key=lambda event_id: int(event_id.rsplit("-", 1)[1])) == stored
+            assert len(stored) == 12 and stored[0] == before  # 11 pushes and the realm write's one event
+            for ids, expected in zip(received, [stored, stored, stored[1:], stored[1:]]):
+                assert sorted(ids, key=lambda event_id: int(event_id.rsplit("-", 1)[1])) == expected
             for client in clients:
                 await client.close()
     writer.close()
