@@ -46,6 +46,7 @@ YIELD_EVERY = 100
 # hourly keeps a long-lived process subscribed.
 REJOIN_EVERY_S = 3600.0
 RETRY_AFTER_S = 1.0
+RETRY_MAX_S = 16.0
 # The sweep (docs/timeline-live.md §4): how often it reads the log's new seqs, how long an event it
 # found there may take to come by the layer before it is sent from the log, and how long a seq
 # missing below a stored one is waited for (a PostgreSQL insert commits after a later one; SQLite
@@ -146,6 +147,7 @@ class Fanout:
                 logger.warning("timeline fan-out: leaving the channel layer's group failed", exc_info=True)
 
     async def _receive(self) -> None:
+        failures = 0
         while True:
             try:
                 if self._channel is None:
@@ -153,11 +155,14 @@ class Fanout:
                 if not self._in_group:
                     await self._layer.group_add(TIMELINE_GROUP, self._channel)
                     self._in_group = True
+                failures = 0
                 message = await self._layer.receive(self._channel)
             except Exception:  # noqa: BLE001 - a layer hiccup (Redis restarting) must not end live delivery
+                failures += 1
                 logger.warning("timeline fan-out: the channel layer failed; retrying (the sweep sends what is"
                                " stored meanwhile)", exc_info=True)
-                await asyncio.sleep(RETRY_AFTER_S)
+                # Backing off: the pub/sub layer keeps a queue for each channel it failed to subscribe.
+                await asyncio.sleep(min(RETRY_AFTER_S * 2 ** (failures - 1), RETRY_MAX_S))
                 continue
             if message.get("type") == EVENTS_MESSAGE_TYPE:
                 self._take([event for event in message["events"] if event["seq"] not in self._sent])
@@ -214,6 +219,8 @@ class Fanout:
     async def _keep_membership(self) -> None:
         while True:
             await asyncio.sleep(REJOIN_EVERY_S)
+            if not self._in_group:
+                continue  # _receive is still joining
             try:
                 await self._layer.group_add(TIMELINE_GROUP, self._channel)
             except Exception:  # noqa: BLE001 - tried again at the next renewal, long before expiry
