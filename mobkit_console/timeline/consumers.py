@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -23,6 +24,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.http import AsyncHttpConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 
 from access.caller import ANONYMOUS
 
@@ -33,12 +35,21 @@ from .presentation import render_live_events, render_replay_unavailable
 from .services import envelope_json, events_broadcast, events_prune_due, events_store, new_events
 from .stream import ReplayUnavailable, Subscription, stream_filter
 
+logger = logging.getLogger("mobkit_console.timeline")
+
 UNAUTHENTICATED_CLOSE_CODE = 4401  # docs/wire-contract.md §C.1
+# Ingest and the sockets need no channel of their own (the fan-out receives for the process): an
+# alias with no layer configured gives them none (Channels' get_channel_layer answers None). With
+# the default layer, Channels would subscribe a Redis channel per push and per socket, and a push
+# would fail before storing anything while Redis is down.
+NO_CHANNEL_LAYER = "timeline-consumers-need-no-channel"
 REPLAY_FRAME_EVENTS = 200  # a batching socket's replay goes out in frames of at most this many
 
 
 class IngestConsumer(AsyncHttpConsumer):
     """docs/timeline.md §T.7 ``POST /console/events``: 201 only once every event in the body is stored."""
+
+    channel_layer_alias = NO_CHANNEL_LAYER
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -80,8 +91,16 @@ class IngestConsumer(AsyncHttpConsumer):
             events = parse_ingest_body(body)
         except IngestError as error:
             return 400, {"error": "invalid_event", "message": str(error)}
-        rows = await database_sync_to_async(_store_and_prune)(events)
-        # One group message whatever the number of open sockets (fanout.py): not waiting on them.
+        try:
+            rows = await database_sync_to_async(_store_and_prune)(events)
+        except DatabaseError:
+            logger.exception("ingest: the console database failed while storing a push")
+            return 503, {"error": "unavailable",
+                         "message": "the console database failed while storing the events: push them again"
+                                    " (an event with an event_id is stored once however often it is pushed)"}
+        # One group message whatever the number of open sockets (fanout.py): not waiting on them. It
+        # never fails the push: the events are stored, and a fan-out the message misses reads them
+        # from the log (docs/timeline-live.md §4).
         await events_broadcast(new_events(rows))
         return 201, {"event_ids": [row.event_id for row in rows]}
 
@@ -92,6 +111,8 @@ class IngestConsumer(AsyncHttpConsumer):
                    (b"Cache-Control", b"no-store")]
         if status == 405:
             headers.append((b"Allow", b"POST"))
+        if status == 503:
+            headers.append((b"Retry-After", b"1"))
         await self.send_response(status, json.dumps(answer).encode("utf-8"), headers=headers)
 
 
@@ -110,10 +131,9 @@ def _store_and_prune(events: list[IncomingEvent]) -> list[TimelineEvent]:
 
 
 class EventStreamConsumer(AsyncWebsocketConsumer):
-    # A socket is sent its events by the fan-out and needs no channel of its own: an alias with no
-    # layer configured gives it none (Channels' get_channel_layer answers None), so the layer keeps
-    # one queue per process, not one per open socket.
-    channel_layer_alias = "timeline-sockets-use-the-fanout"
+    # A socket is sent its events by the fan-out, so the layer keeps one queue per process, not one
+    # per open socket.
+    channel_layer_alias = NO_CHANNEL_LAYER
     keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
     batching = False
 

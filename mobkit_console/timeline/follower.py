@@ -130,7 +130,7 @@ class EmbeddedFollower:
         future = asyncio.run_coroutine_threadsafe(events_broadcast(rows), self.loop)
         try:
             future.result(timeout=10)
-        except Exception:  # noqa: BLE001 - a lost broadcast is replayed by ?after=; the follower goes on
+        except Exception:  # noqa: BLE001 - the events are stored: the fan-outs send them from the log
             logger.exception("realm follower: broadcast failed")
 
     def _run(self) -> None:

@@ -28,8 +28,12 @@ def parse_event_id(value: str) -> int | None:
 START_OF_LOG = f"{EVENT_ID_PREFIX}0"
 
 
+def latest_seq() -> int | None:
+    return TimelineEvent.objects.order_by("-seq").values_list("seq", flat=True).first()
+
+
 def latest_event_id() -> str | None:
-    seq = TimelineEvent.objects.order_by("-seq").values_list("seq", flat=True).first()
+    seq = latest_seq()
     return None if seq is None else f"{EVENT_ID_PREFIX}{seq}"
 
 
@@ -62,6 +66,16 @@ def events_after(*, after_seq: int, limit: int = REPLAY_CHUNK) -> list[dict[str,
     """The next ``limit`` stored envelopes after ``after_seq``, in order, unfiltered."""
     rows = TimelineEvent.objects.filter(seq__gt=after_seq).order_by("seq")[:limit]
     return [row.envelope() for row in rows]
+
+
+def event_seqs_after(*, after_seq: int, limit: int) -> list[int]:
+    """The seqs of the first ``limit`` stored events after ``after_seq``, in order (fanout.py's sweep)."""
+    return list(TimelineEvent.objects.filter(seq__gt=after_seq).order_by("seq").values_list("seq", flat=True)[:limit])
+
+
+def events_by_seq(*, seqs: list[int]) -> list[TimelineEvent]:
+    """The stored events among ``seqs``, in order (a pruned one is left out)."""
+    return list(TimelineEvent.objects.filter(seq__in=seqs).order_by("seq"))
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +20,8 @@ from django.utils import timezone
 from .ingest import IncomingEvent
 from .models import EventVisibilityKey, TimelineEvent, key_digest
 from .visibility import VisibilityKey, visibility_key
+
+logger = logging.getLogger("mobkit_console.timeline")
 
 TIMELINE_GROUP = "memory-timeline"
 EVENTS_MESSAGE_TYPE = "timeline.events"
@@ -92,7 +96,8 @@ def visibility_key_ids(
 
 
 def new_events(rows: Sequence[TimelineEvent]) -> list[TimelineEvent]:
-    """The rows ``events_store`` created just now (a deduplicated retry is not announced again)."""
+    """The rows ``events_store`` created just now (a deduplicated retry is not announced again: had
+    the first publish failed, the fan-outs' sweep of the log sent the events anyway)."""
     seen: set[int] = set()
     fresh = []
     for row in rows:
@@ -164,16 +169,41 @@ def live_event(row: TimelineEvent) -> dict[str, Any]:
     }
 
 
+# A publish that has not gone out by then is given up on: the fan-outs' sweep sends the events from
+# the log about as soon (fanout.LAYER_GRACE_S), so waiting longer would only hold up the push.
+PUBLISH_TIMEOUT_S = 1.0
+# One warning per this long while publishing fails (Redis down), not one per push.
+PUBLISH_WARN_EVERY_S = 10.0
+_publish_failures = 0
+_publish_warned_at = float("-inf")
+
+
 async def events_broadcast(rows: Sequence[TimelineEvent]) -> None:
     """Hand stored events to every server process in one group message (docs/timeline-live.md §4).
 
     Each process's fan-out (fanout.py) receives it once and serves its own streams, so this costs
     one layer send whatever the number of open sockets: ingest answers without waiting on them.
+    The events are stored already, so a publish that fails (Redis down) is not the caller's error:
+    every fan-out sweeps the log and sends what the layer did not bring (docs/timeline-live.md §4).
     """
+    global _publish_failures, _publish_warned_at
     layer = get_channel_layer()
     if layer is None or not rows:
         return
-    await layer.group_send(TIMELINE_GROUP, {"type": EVENTS_MESSAGE_TYPE, "events": [live_event(row) for row in rows]})
+    message = {"type": EVENTS_MESSAGE_TYPE, "events": [live_event(row) for row in rows]}
+    try:
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that meets a
+        # publish just done, and asgiref hands the cancellation of a task waiting on a watcher's
+        # poll on to this coroutine: the task would go on as if never cancelled.
+        async with asyncio.timeout(PUBLISH_TIMEOUT_S):
+            await layer.group_send(TIMELINE_GROUP, message)
+    except Exception as error:  # noqa: BLE001 - any layer failure: the sweep delivers from the log
+        _publish_failures += 1
+        now = time.monotonic()
+        if now - _publish_warned_at >= PUBLISH_WARN_EVERY_S:
+            logger.warning("timeline: %d publish(es) to the channel layer failed (latest: %r); the events are"
+                           " stored and each server's fan-out sends them from the log", _publish_failures, error)
+            _publish_failures, _publish_warned_at = 0, now
 
 
 def events_broadcast_sync(rows: Sequence[TimelineEvent]) -> None:

@@ -133,6 +133,8 @@
     }
     Array.prototype.forEach.call(list.children, markSeen);
     lastSeq = Math.max(lastSeq, seqOf(new URL(socketUrl, window.location.href).searchParams.get("after")));
+    // Every event past this one arrives live (the page counted up to it); "load older" rows lie below.
+    var frontier = lastSeq;
 
     // Reconnect from the newest event shown, not from the page's original cursor.
     var originalCreate = htmx.createWebSocket;
@@ -156,19 +158,28 @@
       jump.hidden = true;
     }
 
+    // An event the server sent late, from its log (docs/timeline-live.md §4), may come after newer
+    // ones: it goes below them, where a reload would show it.
+    function place(item) {
+      var next = item.nextElementSibling;
+      while (next && seqOf(next.id) > seqOf(item.id)) next = next.nextElementSibling;
+      if (next !== item.nextElementSibling) list.insertBefore(item, next);
+    }
+
     function absorb() {
       var arrived = 0;
-      // One frame prepends several rows, newest on top: judge them all against the newest event
-      // shown before the frame, not against each other.
-      var newestBefore = lastSeq;
       Array.prototype.forEach.call(list.querySelectorAll("li:not([data-seen])"), function (item) {
         if (document.querySelectorAll('[id="' + item.id + '"]').length > 1) {
           item.remove(); // a replayed event the page already shows
           return;
         }
-        // Rows from "load older" sit below the newest; only events past it are new.
-        var fresh = seqOf(item.id) > newestBefore;
-        if (fresh) arrived += 1;
+        // Rows from "load older" sit below the frontier; every event past it is new, even one that
+        // arrives after a newer one.
+        var fresh = seqOf(item.id) > frontier;
+        if (fresh) {
+          arrived += 1;
+          place(item);
+        }
         markSeen(item);
         refreshTimes(item);
         if (fresh && readerAway()) {

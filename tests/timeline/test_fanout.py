@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from access.caller import Caller
 from mobkit_console.timeline import fanout
+from mobkit_console.timeline.ingest import IncomingEvent
 from mobkit_console.timeline.selectors import EventFilter
+from mobkit_console.timeline.services import events_store
 from mobkit_console.timeline.stream import Subscription
 from tests.support.postures import TIMELINE_AUDIENCE
 from tests.support.sockets import envelope, ingest, open_socket, receive_events, token_for
@@ -125,3 +128,33 @@ async def test_a_stream_that_cannot_be_written_does_not_keep_the_event_from_the_
     assert _event_ids(await receive_events(socket)) == body["event_ids"]
     await socket.disconnect()
     await process.leave(gone)
+
+
+def _store_unannounced(run_id: str) -> list[str]:
+    """Store an event as a push does, minus the publish: what a push while Redis is down leaves."""
+    event = IncomingEvent(None, "_system", "memory.dream.started", 1_700_000_000_000,
+                          {"realm": "default", "run_id": run_id}, None)
+    return [row.event_id for row in events_store(events=[event])]
+
+
+async def test_an_event_stored_but_never_published_reaches_an_open_socket_from_the_log(ingest_token):
+    # docs/timeline-live.md §4: the layer dropped the message (Redis down); the fan-out's sweep of
+    # the log sends the event all the same, once.
+    socket = await open_socket(EVENTS_PATH, token=await token_for("admin@example.test"))
+
+    stored = await database_sync_to_async(_store_unannounced)("never-published")
+
+    quiet_s = fanout.LAYER_GRACE_S + 2 * fanout.SWEEP_EVERY_S + 0.5
+    assert _event_ids(await receive_events(socket, quiet_s=quiet_s)) == stored
+    await socket.disconnect()
+
+
+async def test_an_event_the_layer_brought_is_not_sent_again_from_the_log(ingest_token):
+    socket = await open_socket(EVENTS_PATH, token=await token_for("admin@example.test"))
+
+    _, body = await ingest(envelope(run_id="published"))
+
+    # Quiet for longer than the sweep takes to send from the log what the layer had not brought.
+    quiet_s = fanout.LAYER_GRACE_S + 2 * fanout.SWEEP_EVERY_S + 0.5
+    assert _event_ids(await receive_events(socket, quiet_s=quiet_s)) == body["event_ids"]
+    await socket.disconnect()

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from mobkit_console.timeline.models import TimelineEvent
+from tests.support.db_faults import inserts_refused
 from tests.support.sockets import (
     envelope,
     ingest,
@@ -208,3 +210,20 @@ async def test_log_is_bounded_by_age_and_by_count(ingest_token, settings):
     assert await database_sync_to_async(events_prune)() == 3
     remaining = await database_sync_to_async(lambda: [r.event_id for r in TimelineEvent.objects.all()])()
     assert remaining == body["event_ids"][3:]
+
+
+def test_a_push_the_console_database_cannot_store_is_a_json_503_to_push_again(ingest_token):
+    # Never an HTML 500: the runtime reads the answer, and a 503 tells it to push the same events again.
+    push = json.dumps(envelope() | {"event_id": "runtime-evt-9"}).encode()
+    with inserts_refused("timeline_timelineevent"):
+        response = async_to_sync(ingest_response)(push)
+
+    assert response["status"] == 503
+    headers = {name.lower(): value for name, value in response["headers"]}
+    assert headers[b"content-type"] == b"application/json"
+    assert headers[b"retry-after"] == b"1"
+    answer = json.loads(response["body"])
+    assert answer["error"] == "unavailable" and "push them again" in answer["message"]
+    assert TimelineEvent.objects.count() == 0
+    assert async_to_sync(ingest_response)(push)["status"] == 201
+    assert TimelineEvent.objects.count() == 1

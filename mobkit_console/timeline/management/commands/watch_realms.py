@@ -2,7 +2,8 @@
 
 Server processes follow them by default (docs/timeline-live.md §1); this command is for deployments
 that turn that off (MOBKIT_TIMELINE_FOLLOW_REALMS=0) and run the follower separately. It publishes
-through the channel layer, so its events reach sockets live only with REDIS_URL set.
+through the channel layer, so its events reach sockets at once only with REDIS_URL set; otherwise
+each server's fan-out finds them in the log (docs/timeline-live.md §4).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ class Command(BaseCommand):
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
         if settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer"):
-            self.stderr.write("REDIS_URL is not set: events are stored, but open pages see them only after a "
-                              "reload (a separate process cannot reach the server's sockets without Redis)")
+            self.stderr.write("REDIS_URL is not set: events are stored, but open pages get them from the log up "
+                              "to about 2 s late (a separate process reaches the server's sockets at once only "
+                              "through Redis)")
         follower = RealmFollower(holder=follower_holder(), interval_s=options["interval"],
                                  lease_s=options["lease_seconds"], report=self._report)
         follower.run(stop, once=options["once"], verbose=options["verbosity"] > 1)
