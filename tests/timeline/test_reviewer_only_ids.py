@@ -19,15 +19,18 @@ from tests.support.worlds import ReviewerOnlyRecords, write_reviewer_only_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LUKA_SCOPE = {"scope_kind": "identity", "scope_key": LUKA}
+# A realm no other test writes: an earlier test's realm connection left in Channels' database thread
+# cannot stand in for it.
+REALM = "reviewed"
+LUKA_SCOPE = {"realm": REALM, "scope_kind": "identity", "scope_key": LUKA}
 
 
 @pytest.fixture
 async def realm_aliases_allowed(transactional_db, monkeypatch, django_db_blocker):
     allow_realm_aliases(monkeypatch, django_db_blocker)
     yield
-    # The sockets read the realm in Channels' database thread: its connections are that thread's
-    # own, and would outlive this test's realm files for the next test to read.
+    # The sockets read the realm in Channels' database thread, whose connections are its own: left
+    # there, they would outlive this test's realm files for the next test's realm of the same name.
     await database_sync_to_async(forget_realm_connections)()
 
 
@@ -42,7 +45,7 @@ def _events(records: ReviewerOnlyRecords) -> list[dict]:
         envelope("_system", "memory.quarantine.verdict", record_id=records.origin, verdict="release",
                  successor_id=records.released, **LUKA_SCOPE),
         envelope("_system", "memory.quarantine.release_blocked", record_id=records.quarantined, verdict="release",
-                 **{"class": "api_key"}),
+                 realm=REALM, **{"class": "api_key"}),
     ]
 
 
@@ -76,7 +79,7 @@ async def _every_surface(subject: str, records: ReviewerOnlyRecords) -> dict[str
 async def test_a_reader_without_review_is_shown_no_id_of_a_reviewer_only_record(
         posture, realm_writer, ingest_token, realm_aliases_allowed):
     posture("standard")
-    records = write_reviewer_only_records(realm_writer("default"))
+    records = write_reviewer_only_records(realm_writer(REALM))
     assert (await ingest(_events(records)))[0] == 201  # on the page, and replayed
 
     for surface, text in (await _every_surface(READER, records)).items():
@@ -89,8 +92,13 @@ async def test_a_reader_without_review_is_shown_no_id_of_a_reviewer_only_record(
 async def test_a_reviewer_is_shown_every_id_the_events_name(posture, realm_writer, ingest_token,
                                                             realm_aliases_allowed):
     posture("standard")
-    records = write_reviewer_only_records(realm_writer("default"))
+    records = write_reviewer_only_records(realm_writer(REALM))
     assert (await ingest(_events(records)))[0] == 201
 
-    for surface, text in (await _every_surface(REVIEWER, records)).items():
+    shown = await _every_surface(REVIEWER, records)
+    for surface, text in shown.items():
         assert all(_names(text, memory_id) for memory_id in records.hidden), surface
+    # docs/daily-use.md §7: the quarantined write is named by its title where the caller may read it.
+    for surface in ("page", "html socket"):
+        assert "a write by agent identity:luka was quarantined: <a class=\"record-ref\"" in shown[surface], surface
+        assert ">Hotel rates leaked on a forum</a> (session tainted)" in shown[surface], surface
