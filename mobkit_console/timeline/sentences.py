@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memory_panel.wording import author_words, scope_words, value_words
+from memory_panel.wording import author_words, count_words, scope_words, value_words
 
 from .events import SYSTEM_IDENTITY, record_link
 
@@ -81,7 +81,7 @@ class _Facts:
         n = len(value) if isinstance(value, (list, dict)) else value
         if isinstance(n, bool) or not isinstance(n, int):
             return f"some {noun}s"
-        return f"{n} {noun}{'' if n == 1 else 's'}"
+        return count_words(n, noun)
 
 
 def _text(value: Any) -> str:
