@@ -64,6 +64,11 @@ def scope_words(kind: str, key: str) -> str:
     return key if key.startswith(f"{kind}:") else f"{kind} {key}"
 
 
+def count_words(count: int, noun: str) -> str:
+    """``1 record``, ``2 records``: a count with its noun, singular for one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def value_words(value: Any) -> str:
     """A wire value in words: ``true`` → "yes", ``null`` → "—", ``agent_observed`` → "agent observed"."""
     if isinstance(value, bool):

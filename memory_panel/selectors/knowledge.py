@@ -20,6 +20,7 @@ from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, re
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import full_rows, realm_read, realm_rows
+from memory_panel.wording import count_words
 from memory_panel.visibility import (
     sees_quarantined,
     SCOPE_READ_ACTION,
@@ -184,9 +185,9 @@ def _gauges(history: list[HistoryRow], realms: list[str], identity: str) -> list
     cut = [r for r in records.values() if len(" ".join((r.body or "").split()).encode("utf-8")) > BODY_MAX_BYTES]
     return [
         Gauge("per record", max((len((r.body or "").encode("utf-8")) for r in records.values()), default=0),
-              BODY_MAX_BYTES, f"{len(cut)} of {len(records)} injected records cut at 2 KiB of body"),
+              BODY_MAX_BYTES, f"{len(cut)} of {count_words(len(records), 'injected record')} cut at 2 KiB of body"),
         Gauge("per assembly", assembly_bytes[latest] if latest else 0, ASSEMBLY_MAX_BYTES,
-              f"the newest assembly ({latest[2]}, {len(assemblies[latest])} records)" if latest else "no assembly yet"),
+              f"the newest assembly ({latest[2]}, {count_words(len(assemblies[latest]), 'record')})" if latest else "no assembly yet"),
         Gauge("per session", sessions[busiest] if busiest else 0, SESSION_MAX_BYTES,
               f"the busiest session, {busiest}" if busiest else "no session-keyed injection yet"),
     ]

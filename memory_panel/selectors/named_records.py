@@ -8,6 +8,7 @@ filtered before its limit, so a caller denied some rows still gets a full page o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
@@ -49,34 +50,62 @@ def unreadable_record_ids(*, access: Access, realm: str, ids: Iterable[str]) -> 
 RecordRef = tuple[str, str]  # (realm, memory id)
 
 
+@dataclass(frozen=True)
+class NamedRecords:
+    """What a caller may learn of the records a page or an event names (docs/access.md §2.8)."""
+
+    titles: dict[RecordRef, str]  # the titled records the caller may read
+    hidden: frozenset[RecordRef]  # the records the caller may not read: not even their ids are shown
+
+
 def record_titles(*, access: Access, refs: Iterable[RecordRef]) -> dict[RecordRef, str]:
     """The title of each record named in ``refs`` that this caller may read (docs/access.md §2.8).
 
-    A page that names a record shows its title beside the id; a record the caller may not read,
-    or one its realm no longer holds, is missing from the answer, so the page shows the id alone.
+    A page that names a record links it by its title; a record the caller may not read, or one its
+    realm no longer holds, is missing from the answer, so the page shows the id alone.
     A title is a courtesy: a realm that cannot be read just now (gone, damaged, busy) leaves its
     records as ids rather than failing the page or a live timeline frame.
+    """
+    return named_records(access=access, refs=refs).titles
+
+
+def named_records(*, access: Access, refs: Iterable[RecordRef]) -> NamedRecords:
+    """The titles this caller may read, and the records whose very ids it may not see.
+
+    A record the realm no longer holds hides nothing (there is nothing left to protect); a realm
+    that cannot be read just now hides its records from every caller who could be denied one, as
+    nothing tells which of them are reviewer-only.
     """
     by_realm: dict[str, set[str]] = {}
     for realm, memory_id in refs:
         by_realm.setdefault(realm, set()).add(memory_id)
     titles: dict[RecordRef, str] = {}
+    hidden: set[RecordRef] = set()
     for realm, ids in by_realm.items():
         try:
-            titles.update(_realm_titles(access, realm, sorted(ids)))
-        except (UnknownRealm, DatabaseError):
+            _realm_names(access, realm, sorted(ids), titles, hidden)
+        except UnknownRealm:
             continue
-    return titles
+        except DatabaseError:
+            if not reads_every_record(access):
+                hidden.update((realm, memory_id) for memory_id in ids)
+    return NamedRecords(titles, frozenset(hidden))
 
 
-def _realm_titles(access: Access, realm: str, ids: list[str]) -> dict[RecordRef, str]:
+def reads_every_record(access: Access) -> bool:
+    """No record is hidden from this caller, so naming one needs no look-up."""
+    return not access.enforced or access.is_admin
+
+
+def _realm_names(access: Access, realm: str, ids: list[str], titles: dict[RecordRef, str],
+                 hidden: set[RecordRef]) -> None:
     alias = realm_alias(realm)
-    titles: dict[RecordRef, str] = {}
     for start in range(0, len(ids), LOOKUP_CHUNK):
         for record in records_by_id(alias, realm, ids[start : start + LOOKUP_CHUNK]):
-            if record.title and record_visible(access, record):
+            if not record_visible(access, record):
+                hidden.add((realm, record.id))
+            elif record.title:
                 titles[(realm, record.id)] = record.title
-    return titles
 
 
 def first_visible(rows: Iterator[T], *, keep: Callable[[list[T]], list[T]], limit: int) -> list[T]:

@@ -159,7 +159,8 @@ def _record_path_around(script_prefix: str) -> tuple[str, str, str]:
 
 @register.simple_tag
 def record_ref(memory_id: str, realm: str | None, titles: dict[tuple[str, str], str] | None) -> SafeString:
-    """A link naming one record by its title, the id under it (docs/daily-use.md §7).
+    """A link naming one record by its title, its id in the tooltip and on the record's page
+    (docs/daily-use.md §7).
 
     ``titles`` holds only records the caller may read (``named_records.record_titles``): any other
     record stays its id.
@@ -168,10 +169,16 @@ def record_ref(memory_id: str, realm: str | None, titles: dict[tuple[str, str], 
     title = (titles or {}).get((realm or "", memory_id))
     if title is None:
         return format_html('<a class="record-ref mono small" href="{}">{}</a>', url, memory_id)
-    return format_html(
-        '<a class="record-ref" href="{}">{}</a> <span class="record-ref__id mono small muted">{}</span>',
-        url, title, memory_id,
-    )
+    return format_html('<a class="record-ref" href="{}" title="{}" data-memory-id="{}">{}</a>',
+                       url, memory_id, memory_id, title)
+
+
+@register.simple_tag
+def dream_name(run_id: str, started_ms: Any) -> SafeString:
+    """A steward dream run named for people, by when it started; its id in the tooltip (docs/daily-use.md §7)."""
+    started = exact_time(started_ms)
+    return format_html('<span class="run-name" title="run {}">{}</span>', run_id,
+                       f"Dream of {started}" if started else "Dream")
 
 
 @register.simple_tag

@@ -143,6 +143,7 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
     return {
         "last_dream": dreams if dreams.denied else Section(data=newest and {
             "run_id": newest.run_id,
+            "started_ms": getattr(newest, "started_at_ms", None) or getattr(newest, "first_op_at_ms", None),
             "at_ms": getattr(newest, "completed_at_ms", None) or getattr(newest, "last_op_at_ms", None),
         }),
         "proposals": proposals if proposals.denied else Section(data=proposals.data[0]),

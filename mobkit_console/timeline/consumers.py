@@ -31,6 +31,7 @@ from access.caller import ANONYMOUS
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
 from .models import TimelineEvent
+from .named import texts_for
 from .presentation import render_live_events, render_replay_unavailable
 from .services import envelope_json, events_broadcast, events_prune_due, events_store, new_events
 from .stream import ReplayUnavailable, Subscription, stream_filter
@@ -211,6 +212,7 @@ class EventsConsumer(EventStreamConsumer):
     """``WS /ws/console/events/``: JSON frames (docs/timeline.md §T.2); ``?batch=1`` for batch frames."""
 
     async def envelope_frames(self, envelopes: list[str]) -> tuple[str, ...]:
+        envelopes = await texts_for(envelopes, access=self.subscription.access())
         if self.batching:
             return ('{"type":"events","events":[' + ",".join(envelopes) + "]}",)
         return tuple('{"type":"event","event":' + envelope + "}" for envelope in envelopes)

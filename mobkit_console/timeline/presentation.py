@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.template.loader import render_to_string
 
-from memory_panel.selectors.named_records import RecordRef, record_titles
+from memory_panel.selectors.named_records import RecordRef
 
 from .events import is_warning, record_link
+from .named import as_seen, events_named
 from .sentences import event_sentence
+from .services import envelope_json
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -21,19 +23,10 @@ RAW_VALUE_MAX = 160  # characters of one raw field shown under an event's senten
 
 
 def event_rows(envelopes: Sequence[dict[str, Any]], *, access: Access) -> list[dict[str, Any]]:
-    """The rows for ``envelopes``, naming each record by its title when the caller may read it."""
-    titles = _titles([_named_record(envelope) for envelope in envelopes], access=access)
-    return [event_row(envelope, titles) for envelope in envelopes]
-
-
-def _named_record(envelope: dict[str, Any]) -> RecordRef | None:
-    link = record_link(envelope.get("data") or {})
-    return (link[1], link[0]) if link else None
-
-
-def _titles(refs: Sequence[RecordRef | None], *, access: Access) -> dict[RecordRef, str]:
-    wanted = [ref for ref in refs if ref is not None]
-    return record_titles(access=access, refs=wanted) if wanted else {}
+    """The rows for ``envelopes`` as this caller may see them: a record named by its title when the
+    caller may read it, and not named at all when it may not (docs/access.md §2.8)."""
+    named = events_named(envelopes, access=access, titles=True)
+    return [event_row(as_seen(envelope, named.hidden), named.titles) for envelope in envelopes]
 
 
 def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[str, Any]:
@@ -65,23 +58,30 @@ def _raw(value: Any) -> str:
 def render_live_events(envelopes: Sequence[str], *, access: Access) -> str:
     """One frame for the htmx ws extension: each new row (oldest first) prepended out of band.
 
-    The row is the first render's own template; a record is named by its title for this caller.
+    The row is the first render's own template, with the records it names as this caller may see them.
     """
-    refs = [_live_record(envelope) for envelope in envelopes]
-    titles = _titles(refs, access=access)
+    parsed = [json.loads(envelope) for envelope in envelopes]
+    named = events_named(parsed, access=access, titles=True)
+    seen = [as_seen(envelope, named.hidden) for envelope in parsed]
     return "".join(
-        _live_fragment(envelope, titles.get(ref) if ref else None) for envelope, ref in zip(envelopes, refs)
+        _live_fragment(envelope_json(envelope) if envelope is not original else text, _title(envelope, named.titles))
+        for text, original, envelope in zip(envelopes, parsed, seen)
     )
 
 
-@lru_cache(maxsize=4096)
-def _live_record(envelope: str) -> RecordRef | None:
-    return _named_record(json.loads(envelope))
+def _named_record(envelope: dict[str, Any]) -> RecordRef | None:
+    link = record_link(envelope.get("data") or {})
+    return (link[1], link[0]) if link else None
+
+
+def _title(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> str | None:
+    ref = _named_record(envelope)
+    return titles.get(ref) if ref else None
 
 
 # A row shows the event and, at most, the title of the record it names, so a fragment is rendered
 # once per process for every reader who is shown that title, not once per socket. Keyed by the
-# envelope's JSON text, which the group message carries as one shared string.
+# envelope's JSON text as this reader sees it, which the readers of one tick share.
 @lru_cache(maxsize=4096)
 def _live_fragment(envelope: str, title: str | None) -> str:
     parsed = json.loads(envelope)

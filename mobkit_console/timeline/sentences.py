@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memory_panel.wording import author_words, scope_words, value_words
+from memory_panel.wording import author_words, count_words, scope_words, value_words
 
 from .events import SYSTEM_IDENTITY, record_link
 
@@ -43,7 +43,11 @@ def event_sentence(event_type: str, identity: str, data: dict[str, Any]) -> Sent
     before, after = "".join(parts[:at]), "".join(parts[at + 1 :])
     if linked:
         return Sentence(before, True, after)
-    return Sentence(f"{before}record {_text(data.get('record_id'))}{after}")
+    record_id = data.get("record_id")
+    if record_id is None:
+        # docs/access.md §2.8: the caller may not read the record, and its id was withheld (named.py).
+        return Sentence(f"{before}a record{after}")
+    return Sentence(f"{before}record {_text(record_id)}{after}")
 
 
 class _Facts:
@@ -77,7 +81,7 @@ class _Facts:
         n = len(value) if isinstance(value, (list, dict)) else value
         if isinstance(n, bool) or not isinstance(n, int):
             return f"some {noun}s"
-        return f"{n} {noun}{'' if n == 1 else 's'}"
+        return count_words(n, noun)
 
 
 def _text(value: Any) -> str:
@@ -106,8 +110,17 @@ def _verdict(f: _Facts) -> Parts:
     if verdict == "release":
         return ("review released ", RECORD, " from quarantine")
     if verdict == "tombstone":
-        return ("review tombstoned the quarantined ", RECORD)
+        return ("review tombstoned ", RECORD, ", which was in quarantine")
     return ("review decided ", RECORD, f": {f['verdict']}")
+
+
+def _write_quarantined(f: _Facts) -> Parts:
+    author = author_words(f.data.get("author"))
+    # The watcher names the batch's first quarantined record (docs/timeline.md §T.8); MobKit's own
+    # event names none, and a caller without review is not told which it was (named.py).
+    if isinstance(f.data.get("record_id"), str):
+        return (f"a write by {author} was quarantined: ", RECORD, f" ({f['reason']})")
+    return (f"a write by {author} was quarantined: {f['reason']}",)
 
 
 def _taint(f: _Facts) -> Parts:
@@ -138,8 +151,9 @@ def _hygiene(what: str) -> Callable[[_Facts], Parts]:
 
 
 _SENTENCES: dict[str, Callable[[_Facts], Parts]] = {
-    "memory.dream.started": lambda f: (f"dream {f['run_id']} on {f.realm} started",),
-    "memory.dream.completed": lambda f: (f"dream {f['run_id']} on {f.realm} committed {f.count('ops_committed', 'op')}",),
+    # A run's id stays in the raw event: the sentence names the dream by its realm and the row's time.
+    "memory.dream.started": lambda f: (f"a dream on {f.realm} started",),
+    "memory.dream.completed": lambda f: (f"a dream on {f.realm} committed {f.count('ops_committed', 'op')}",),
     "memory.dream.skipped": lambda f: (f"a dream on {f.realm} was skipped: {f['reason']}",),
     "memory.record.promoted": _promoted,
     "memory.quarantine.verdict": _verdict,
@@ -147,8 +161,7 @@ _SENTENCES: dict[str, Callable[[_Facts], Parts]] = {
         "releasing ", RECORD, f" was blocked: it holds a secret ({f['class']})"),
     "memory.conflict.signal": lambda f: (
         f"a conflict about {f['entity']} ({f['topic']}) on {f.realm}: {f['reason']}",),
-    "memory.write.quarantined": lambda f: (
-        f"a write by {author_words(f.data.get('author'))} was quarantined: {f['reason']}",),
+    "memory.write.quarantined": _write_quarantined,
     "memory.taint.transition": _taint,
     "memory.budget.denied": lambda f: (f"the memory budget refused {f['stage']} on {f.realm}: {f['reason']}",),
     "memory.promotion.pending_gate": _pending,

@@ -20,6 +20,7 @@ from mobkit_console.shell import memory_nav
 from .events import EVENT_TYPES
 from .fanout import process_fanout
 from .models import EVENT_ID_PREFIX
+from .named import texts_for
 from .presentation import event_rows
 from .selectors import START_OF_LOG, EventPage, events_page, events_page_count, latest_event_id, parse_event_id
 from .sentences import type_words
@@ -107,8 +108,9 @@ class _SseStream:
         self.queue: asyncio.Queue[str] = asyncio.Queue()
 
     async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
-        return ("".join(_sse_event(f"{EVENT_ID_PREFIX}{event['seq']}", event["event_type"], event["envelope"])
-                        for event in events),)
+        texts = await texts_for([event["envelope"] for event in events], access=self.subscription.access())
+        return ("".join(_sse_event(f"{EVENT_ID_PREFIX}{event['seq']}", event["event_type"], text)
+                        for event, text in zip(events, texts)),)
 
     async def send_frames(self, frames: tuple[str, ...]) -> None:
         for frame in frames:
@@ -125,7 +127,8 @@ async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
         if after:
             try:
                 async for envelope in subscription.replay(after):
-                    yield _sse_event(envelope["event_id"], envelope["event_type"], envelope_json(envelope))
+                    [text] = await texts_for([envelope_json(envelope)], access=subscription.access())
+                    yield _sse_event(envelope["event_id"], envelope["event_type"], text)
             except ReplayUnavailable as gone:
                 yield _sse_event(None, "replay_unavailable",
                                  json.dumps({"requested": gone.requested, "latest": gone.latest}))

@@ -255,10 +255,11 @@ class _RealmReader:
 
         quarantined = [(row, detail) for row, detail in zip(rows, details) if detail.get("quarantined")]
         if quarantined:
-            # docs/store-format.md §6: one event per quarantined batch.
+            # docs/store-format.md §6: one event per quarantined batch. It names the batch's first
+            # quarantined record, so the timeline can name it to those who may read it (named.py).
             row, detail = quarantined[0]
             out.append(self._event(mark, f"audit:{first_id}:quarantined", "memory.write.quarantined", at, {
-                "author": author_debug(author), "reason": detail["quarantined"],
+                "author": author_debug(author), "reason": detail["quarantined"], "record_id": row[3],
                 **_scope_data(scopes.get(row[3])),
             }))
         for row, detail in zip(rows, details):

@@ -118,10 +118,34 @@
   // fits says nothing. The hint is CSS on .table-wrap--overflows; without this script the fading
   // edges alone show which tables scroll. Measured again, once a frame at most, when the window
   // resizes, htmx swaps rows in (live panels, "load more") or a <details> opens or closes.
+  // A table that scrolls is a named region in the tab order, so a keyboard can scroll it too
+  // (WCAG 2.1.1; axe-core's scrollable-region-focusable); one that fits stays out of the way.
   function markOverflowingTables() {
     document.querySelectorAll(".table-wrap").forEach(function (wrap) {
-      wrap.classList.toggle("table-wrap--overflows", wrap.scrollWidth > wrap.clientWidth + 1);
+      var overflows = wrap.scrollWidth > wrap.clientWidth + 1;
+      wrap.classList.toggle("table-wrap--overflows", overflows);
+      if (overflows) {
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        wrap.setAttribute("aria-label", tableName(wrap) + " (scrolls sideways)");
+      } else if (wrap.getAttribute("role") === "region") {
+        wrap.removeAttribute("tabindex");
+        wrap.removeAttribute("role");
+        wrap.removeAttribute("aria-label");
+      }
     });
+  }
+
+  // The table's caption, else the nearest heading before it, else "Table".
+  function tableName(wrap) {
+    var caption = wrap.querySelector("caption");
+    if (caption) {
+      return caption.textContent.trim();
+    }
+    var headings = Array.prototype.filter.call(document.querySelectorAll("main h1, main h2, main h3"), function (h) {
+      return h.compareDocumentPosition(wrap) & Node.DOCUMENT_POSITION_FOLLOWING;
+    });
+    return headings.length ? headings[headings.length - 1].textContent.trim() : "Table";
   }
 
   var remeasuring = false;

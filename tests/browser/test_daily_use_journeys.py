@@ -120,6 +120,8 @@ def test_filter_filter_back_forward_keeps_controls_and_rows_together(
     browser = signed_in_on_records(agent_memory_dir, user_with_password, browser_for, RECORDS, width=width)
     page = browser.page
     assert page.url.endswith(RECORDS)
+    if width == 390:
+        page.get_by_text("Filters", exact=True).click()  # docs/daily-use.md §1: folded on a phone
 
     page.get_by_label("Status").select_option("superseded")
     page.get_by_role("button", name="Filter").click()

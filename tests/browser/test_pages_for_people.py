@@ -1,5 +1,5 @@
 """Pages written for people, in Chromium at 1280 and 390 px (docs/daily-use.md §1, §5, §7, §8;
-docs/timeline-live.md §7): titles beside ids (a biography's successor too, under the caller's
+docs/timeline-live.md §7): titles, ids in their tooltips (a biography's successor too, under the caller's
 visibility), no debug literal in the text, tables that say they scroll when (and only when) they
 do, 40 px targets, and the same keys on every list page — over a freshly seeded demo."""
 
@@ -55,9 +55,11 @@ def test_each_page_names_records_by_title_and_speaks_words(demo_browser, width):
         browser.screenshot(f"people-{name}", full_page=False)
         named = page.evaluate("""() => Array.from(document.querySelectorAll('main a.record-ref'))
             .filter(a => a.offsetParent !== null)
-            .map(a => [a.classList.contains('mono'), (a.nextElementSibling || {}).className || ''])""")
+            .map(a => [a.classList.contains('mono'), a.title, (a.nextElementSibling || {}).textContent || ''])""")
         assert named, f"{name} names no record"
-        assert all(not bare and "record-ref__id" in sibling for bare, sibling in named), (name, named)
+        # docs/daily-use.md §7: the id is the link's tooltip, not a second line beside the title.
+        assert all(not bare and title.startswith("mem-") and title not in after for bare, title, after in named), (
+            name, named)
         text = page.locator("main").inner_text()
         assert not [literal for literal in DEBUG_LITERALS if literal in text.split()], name
         assert "Agent {" not in text, name
@@ -123,7 +125,7 @@ def test_a_biography_names_its_successor_by_title_only_for_a_caller_who_may_read
     page = browser.page
     successor_link = page.locator("#biography header p", has_text="Superseded by").locator("a.record-ref")
     assert successor_link.inner_text() == "Prefers aisle seats on short flights"
-    assert page.locator("#biography header .record-ref__id").inner_text() == seat_v2
+    assert successor_link.get_attribute("title") == seat_v2
     with page.expect_navigation():
         successor_link.click()
     assert page.locator("h1").inner_text() == "Prefers aisle seats on short flights"
@@ -137,7 +139,7 @@ def test_a_biography_names_its_successor_by_title_only_for_a_caller_who_may_read
     as_reviewer.sign_in(reviewer, f"/console/memory/records/{prior}/?realm={DEFAULT_REALM}")
     titled = as_reviewer.page.locator("#biography header p", has_text="Superseded by")
     assert titled.locator("a.record-ref").inner_text() == RETIRED_SUCCESSOR_TITLE
-    assert titled.locator(".record-ref__id").inner_text() == successor
+    assert titled.locator("a.record-ref").get_attribute("title") == successor
     browser.assert_clean()
     as_reviewer.assert_clean()
 

@@ -51,10 +51,12 @@ def test_tile_to_evidence_to_record(agent_memory_dir, user_with_password, browse
     page.wait_for_url(f"**/console/memory/records/{offender}/?realm=default")
     fits(browser, "tile-record")
     browser.goto("/console/memory/")
-    # docs/daily-use.md §7: the tile names its evidence by title, the id beside it.
+    # docs/daily-use.md §7: the tile names its evidence by title, the id in its tooltip only.
     evidence = page.locator('[data-tile="lattice"] .tile__evidence')
-    assert offender in evidence.inner_text()
-    evidence.get_by_role("link", name="Prefers window seats").click()
+    assert offender not in evidence.inner_text()
+    link = evidence.get_by_role("link", name="Prefers window seats")
+    assert link.get_attribute("title") == offender
+    link.click()
     page.wait_for_url(f"**/console/memory/records/{offender}/?realm=default")
     browser.assert_clean()
 

@@ -44,7 +44,7 @@ def test_a_dream_already_running_when_the_page_loads_shows_as_running_until_its_
     box = _running_box(page)
     assert " hidden" not in box.split(">", 1)[0]
     assert f'data-run-id="{run_id}"' in box and "2 ops committed so far" in box
-    card = page.split(f'<span class="mono">{run_id}</span>', 1)[1].split("</details>", 1)[0]
+    card = page.split(f'title="run {run_id}"', 1)[1].split("</details>", 1)[0]
     assert ">running</span>" in card and "Still running" in card
 
     realm_writer.clock.advance(1_000)
@@ -53,7 +53,7 @@ def test_a_dream_already_running_when_the_page_loads_shows_as_running_until_its_
 
     box = _running_box(refetched)
     assert " hidden" in box.split(">", 1)[0] and "data-run-id" not in box
-    card = refetched.split(f'<span class="mono">{run_id}</span>', 1)[1].split("</details>", 1)[0]
+    card = refetched.split(f'title="run {run_id}"', 1)[1].split("</details>", 1)[0]
     assert ">running</span>" not in card and "Partition <code>realm</code>" in card
 
 

@@ -50,6 +50,13 @@ def test_composition_counts_each_scope_of_the_store(client_for, realm):
     assert composition(page) == {"identity": "3", "mob": "2", "operator": "1", "realm": "1"}
 
 
+def test_composition_names_each_scope_once_in_words(client_for, realm):
+    page = client_for().get(URL, {"identity": LUKA}).content.decode()
+
+    labels = re.findall(r'data-part="[a-z]+">\s*<span class="small muted">([^<]*)</span>', page)
+    assert labels == [LUKA, "mob", "operator", "realm"]  # not "identity identity:luka"
+
+
 def test_a_part_the_caller_may_not_read_says_no_grant(client_for, realm, posture):
     posture("standard")
     page = client_for(NO_OPERATOR).get(URL, {"identity": LUKA}).content.decode()
@@ -90,7 +97,7 @@ def test_budget_gauge_measures_rendered_blocks_as_the_runtime_does(client_for, r
     assert int(used["per assembly"]) == rendered("Window seat", "Prefers the window.")
     assert int(used["per record"]) == len(BIG_BODY.strip().encode("utf-8"))
     assembly = page.split('data-gauge="per assembly"', 1)[1].split("</div>", 1)[0]
-    assert "the newest assembly (turn, 1 records)" in assembly
+    assert "the newest assembly (turn, 1 record)" in assembly
     per_record = page.split('data-gauge="per record"', 1)[1].split("</div>", 1)[0]
     assert "1 of 3 injected records cut at 2 KiB of body" in per_record
     session = page.split('data-gauge="per session"', 1)[1].split("</div>", 1)[0]

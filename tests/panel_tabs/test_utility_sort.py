@@ -42,7 +42,7 @@ def realm(realm_writer):
 
 
 def titles(page: str) -> list[str]:
-    return [html.unescape(t) for t in re.findall(r'<td class="record-title">\s*<a href="[^"]*">([^<]+)</a>', page)]
+    return [html.unescape(t) for t in re.findall(r'<td class="record-title">\s*<a href="[^"]*" title="[^"]*">([^<]+)</a>', page)]
 
 
 def more_url(page: str) -> str | None:

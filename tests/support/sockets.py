@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -64,3 +67,30 @@ async def receive_events(communicator: WebsocketCommunicator, *, quiet_s: float 
         if frame["type"] != "keep_alive":
             out.append(frame)
     return out
+
+
+async def received_text(communicator: WebsocketCommunicator, *, quiet_s: float = 0.5) -> str:
+    """Every text frame (keep-alives too) until the socket stays quiet for ``quiet_s``, joined."""
+    frames = []
+    while not await communicator.receive_nothing(timeout=quiet_s):
+        frames.append(await communicator.receive_from())
+    return "\n".join(frames)
+
+
+class BodyText:
+    """A streaming response body (an SSE stream) read into text by a task of its own, until closed."""
+
+    def __init__(self, body: AsyncIterator[bytes]) -> None:
+        self.parts: list[str] = []
+        self.task = asyncio.create_task(self._pump(body))
+
+    async def _pump(self, body: AsyncIterator[bytes]) -> None:
+        async for chunk in body:
+            self.parts.append(chunk.decode("utf-8"))
+
+    async def close(self) -> str:
+        """Everything read so far; the stream ends (as when its client goes away)."""
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        return "".join(self.parts)

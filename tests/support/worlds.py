@@ -9,6 +9,8 @@ One module, parametrised recipes over one clock-driven writer:
 - ``write_notes(root, realm, count, ...)``: ``count`` plain records whose timestamps tie in runs
   (cursor walks, counts, realm formats), optionally spread over scopes and quarantine.
 - ``write_retired_successor(writer)``: a superseded fact whose successor only reviewers may read.
+- ``write_reviewer_only_records(writer)``: one record of each reviewer-only kind, and the readable
+  successor of a release.
 - ``RealmWriterFactory``: fresh ``StoreWriter`` realms sharing one ``ManualClock``.
 """
 
@@ -320,6 +322,37 @@ def write_retired_successor(writer: StoreWriter, identity: str = "identity:luka"
                                          reviewer={"kind": "operator", "principal": "maria@example.com"}).successor
     assert successor is not None and writer.forget(successor)
     return prior, successor
+
+
+@dataclass(frozen=True)
+class ReviewerOnlyRecords:
+    """Records of one identity: three only reviewers may read (docs/access.md §2.4), one every reader may."""
+
+    quarantined: str  # a tainted write, still waiting in quarantine
+    tombstoned: str  # a quarantined write a reviewer tombstoned
+    released: str  # the ordinary successor of a release
+    origin: str  # the released write's origin, tombstoned by the release
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        return (self.quarantined, self.tombstoned, self.origin)
+
+
+def write_reviewer_only_records(writer: StoreWriter, identity: str = "identity:luka") -> ReviewerOnlyRecords:
+    scope = identity_scope(writer.realm, identity)
+    reviewer = {"kind": "operator", "principal": "maria@example.com"}
+    taint = "session tainted by web tool 'web_fetch'"
+
+    def tainted(title: str) -> str:
+        return writer.remember(scope, title, f"{title} (from a web page).", author=agent(identity), gate_reason=taint)
+
+    quarantined = tainted("Hotel rates leaked on a forum")
+    tombstoned = tainted("The CEO's flight number")
+    writer.review_quarantine(tombstoned, "tombstone", reviewer=reviewer)
+    origin = tainted("Offsite moved to Porto")
+    released = writer.review_quarantine(origin, "release", reviewer=reviewer).successor
+    assert released is not None
+    return ReviewerOnlyRecords(quarantined, tombstoned, released, origin)
 
 
 ScopePick = Callable[[int], tuple[str, str, bool]]

@@ -53,14 +53,14 @@ async def test_one_server_with_default_settings_delivers_a_store_write_within_tw
         socket = await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}")
         stream = await SseClient.connect(server, token)
 
-        await asyncio.to_thread(_quarantined_write, writer)
+        written = await asyncio.to_thread(_quarantined_write, writer)
         # Each client's first event, waited for 2 s at most from the commit.
         frame, sse_event = await asyncio.wait_for(asyncio.gather(socket.connection.recv(), stream.next_event()), 2)
 
         event = json.loads(frame)["event"]
         assert event["event_type"] == "memory.write.quarantined"
         assert event["data"] == {"realm": REALM, "author": 'Agent { identity: "identity:luka" }',
-                                 "reason": TAINT, "scope_kind": "identity", "scope_key": LUKA}
+                                 "reason": TAINT, "record_id": written, "scope_kind": "identity", "scope_key": LUKA}
         assert sse_event == event
         await socket.close()
         await stream.close()
@@ -92,7 +92,7 @@ async def test_two_processes_on_redis_deliver_a_store_write_once_on_each_with_on
         sockets = [await WsClient.connect(f"{server.ws}/ws/console/events/?auth_token={token}") for server in servers]
         streams = [await SseClient.connect(server, token) for server in servers]
 
-        await asyncio.to_thread(_quarantined_write, writer)
+        written = await asyncio.to_thread(_quarantined_write, writer)
 
         received = [await _quarantined_events(client, quiet_s=2) for client in sockets + streams]
         assert all(len(events) == 1 for events in received), received

@@ -21,9 +21,9 @@ SCOPE = {"scope_kind": "mob", "scope_key": "ops"}
 # (event_type, identity, data) → the sentence; ``[record]`` marks where the record's title goes.
 SENTENCES = [
     ("memory.dream.started", "_system", {"realm": "team:blue", "run_id": "dream-7"},
-     "dream dream-7 on realm team:blue started"),
+     "a dream on realm team:blue started"),
     ("memory.dream.completed", "_system", {"realm": "team:blue", "run_id": "dream-7", "ops_committed": 4, "detail": {}},
-     "dream dream-7 on realm team:blue committed 4 ops"),
+     "a dream on realm team:blue committed 4 ops"),
     ("memory.dream.skipped", "_system", {"realm": "default", "reason": "steward disabled"},
      "a dream on realm default was skipped: steward disabled"),
     ("memory.record.promoted", "_system", {"realm": "default", "record_id": "mem-2", "source_record_id": "mem-1",
@@ -35,7 +35,10 @@ SENTENCES = [
     ("memory.quarantine.verdict", "_system", {"realm": "default", "record_id": "mem-3", "verdict": "release"},
      "review released [record] from quarantine"),
     ("memory.quarantine.verdict", "_system", {"realm": "default", "record_id": "mem-3", "verdict": "tombstone"},
-     "review tombstoned the quarantined [record]"),
+     "review tombstoned [record], which was in quarantine"),
+    # docs/access.md §2.8: a caller who may not read the record is sent the event without its id.
+    ("memory.quarantine.verdict", "_system", {"realm": "default", "record_id": None, "verdict": "release"},
+     "review released a record from quarantine"),
     ("memory.quarantine.verdict", "_system", {"realm": "default", "record_id": "mem-3", "verdict": "open_loop_escalated"},
      "review decided [record]: open loop escalated"),
     ("memory.quarantine.release_blocked", "_system", {"realm": "default", "record_id": "mem-3", "verdict": "release",
@@ -47,6 +50,12 @@ SENTENCES = [
     ("memory.write.quarantined", "_system", {"realm": "default", "author": LUKA_WRITE,
                                              "reason": "session tainted by web tool 'web_fetch'"},
      "a write by agent identity:router was quarantined: session tainted by web tool 'web_fetch'"),
+    ("memory.write.quarantined", "_system", {"realm": "default", "author": LUKA_WRITE, "reason": "secret detected",
+                                             "record_id": "mem-7"},
+     "a write by agent identity:router was quarantined: [record] (secret detected)"),
+    ("memory.write.quarantined", "_system", {"realm": "default", "author": LUKA_WRITE, "reason": "secret detected",
+                                             "record_id": None},
+     "a write by agent identity:router was quarantined: secret detected"),
     ("memory.taint.transition", "identity:luka", {"identity": None, "session_key": "s-1", "kind": "tainted",
                                                   "source": "web tool 'web_fetch'"},
      "identity:luka's session s-1 was tainted by web tool 'web_fetch'"),
@@ -118,7 +127,8 @@ def test_a_record_event_without_a_realm_names_the_record_in_words():
 
 def test_odd_values_never_break_a_sentence():
     assert _said("memory.dream.completed", "_system", {"ops_committed": "many", "run_id": None}) == (
-        "dream — on the realm committed some ops")
+        "a dream on the realm committed some ops")
+    assert _said("memory.record.updated", "identity:luka", {"record_id": 7}) == "identity:luka updated record 7"
 
 
 def _page(subject: str = "reader") -> str:

@@ -80,7 +80,7 @@ async def test_store_writes_become_timeline_events_within_two_seconds(agent_memo
     event = await next_event(socket, "memory.write.quarantined")
     assert event["identity"] == "_system"
     assert event["data"] == {"realm": REALM, "author": 'Agent { identity: "identity:luka" }', "reason": TAINT,
-                             "scope_kind": "identity", "scope_key": LUKA}
+                             "record_id": origin, "scope_kind": "identity", "scope_key": LUKA}
 
     writer.review_quarantine(origin, "release", reviewer={"kind": "operator", "principal": "ops@example.test"},
                              rationale="checked with the airline")
@@ -139,7 +139,7 @@ async def test_restarted_watcher_resumes_without_repeat_or_gap(agent_memory_dir:
     during = writer.remember(identity_scope(REALM, LUKA), "Fact while down", "Body")
     updated = writer.supersede(before[0], "Fact 0, corrected", "Body 0 corrected")
     writer.forget(before[1])
-    quarantined_write(writer, "Unverified rumour")
+    rumour = quarantined_write(writer, "Unverified rumour")
     run_id = writer.new_dream_run_id()
     writer.record_dream_run(run_id, started_at_ms=writer.clock(), ops_committed=0)
 
@@ -149,7 +149,7 @@ async def test_restarted_watcher_resumes_without_repeat_or_gap(agent_memory_dir:
         ("memory.record.remembered", during),
         ("memory.record.updated", updated),
         ("memory.record.forgotten", before[1]),
-        ("memory.write.quarantined", None),
+        ("memory.write.quarantined", rumour),
         ("memory.dream.started", None),
         ("memory.dream.completed", None),
     ]

@@ -18,7 +18,7 @@ def test_reviewer_sees_the_queue_with_reason_scope_and_lineage(client_for, realm
     assert PANEL_QUARANTINED_TITLE in page
     assert "session tainted by MCP server &#x27;scraper&#x27;" in page
     assert "identity:mira" in page
-    assert f'claims to supersede <a class="record-ref" href="/console/memory/records/{realm.ids["seat_v3"]}/?realm=default">Prefers aisle, window on long-haul</a>' in page
+    assert f'claims to supersede <a class="record-ref" href="/console/memory/records/{realm.ids["seat_v3"]}/?realm=default" title="{realm.ids["seat_v3"]}" data-memory-id="{realm.ids["seat_v3"]}">Prefers aisle, window on long-haul</a>' in page
     assert PANEL_QUARANTINED_BODY in page  # a reviewer reads the first lines inline (docs/daily-use.md §6)
 
 

@@ -63,8 +63,8 @@ def test_born_shows_author_evidence_verification_and_derivation(client, realm):
     assert "agent identity:luka" in v1
     assert "<code>session-1</code>" in v1 and "<code>r1</code>" in v1
     assert "checked the booking history" in v1
-    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="/console/memory/records/mem-[^"]+">Ops gotcha 0</a>', v3)
-    assert f'<dt>Supersedes</dt><dd><a class="record-ref" href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default">' in v3
+    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="/console/memory/records/mem-[^"]+" title="mem-[^"]+" data-memory-id="mem-[^"]+">Ops gotcha 0</a>', v3)
+    assert f'<dt>Supersedes</dt><dd><a class="record-ref" href="/console/memory/records/{realm.ids["seat_v2"]}/?realm=default" title="{realm.ids["seat_v2"]}"' in v3
 
 
 def test_life_shows_usage_and_the_injection_ledger(client, realm):

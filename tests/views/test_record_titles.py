@@ -20,8 +20,8 @@ SEAT_V3 = "Prefers aisle, window on long-haul"
 
 
 def _titled_link(title: str, memory_id: str) -> str:
-    return (f'<a class="record-ref" href="/console/memory/records/{memory_id}/?realm=default">{escape(title)}</a>'
-            f' <span class="record-ref__id mono small muted">{memory_id}</span>')
+    return (f'<a class="record-ref" href="/console/memory/records/{memory_id}/?realm=default" title="{memory_id}"'
+            f' data-memory-id="{memory_id}">{escape(title)}</a>')
 
 
 def _bare_link(memory_id: str) -> str:
@@ -52,6 +52,16 @@ def test_dreams_name_touched_records_by_title(client_for, realm):
     assert _named(page, OPS_CHECKLIST, realm.ids["dream_created"])
 
 
+def test_dreams_name_each_run_by_its_start_and_keep_its_id_inside(client_for, realm):
+    page = client_for().get("/console/memory/dreams/").content.decode()
+    summary = page.split('<summary>', 1)[1].split('</summary>', 1)[0]
+
+    assert re.search(r'<h2 class="dream-card__name"><span class="run-name" title="run [^"]+">Dream of \d{4}-\d\d-\d\d \d\d:\d\d UTC</span></h2>', summary)
+    run_id = re.search(r'title="run ([^"]+)"', summary).group(1)
+    assert run_id not in re.sub(r"<[^>]+>", "", summary)
+    assert f'<dt>Run</dt><dd class="mono small">{run_id}</dd>' in page
+
+
 def test_quarantine_names_the_record_a_claimant_would_supersede(client_for, realm, posture):
     posture("standard")
     page = client_for(REVIEWER).get("/console/memory/quarantine/").content.decode()
@@ -70,7 +80,8 @@ def test_holdings_tile_evidence_names_its_records(client_for, demo_realms):
     page = client_for().get("/console/memory/").content.decode()
     evidence = page.split('class="tile__evidence', 1)[1].split("</ul>", 1)[0]
 
-    assert 'class="record-ref"' in evidence and "record-ref__id" in evidence
+    # docs/daily-use.md §7: the title is the link; its id is in the tooltip, not a second line.
+    assert 'class="record-ref"' in evidence and "mem-" not in re.sub(r'<a [^>]*>', "", evidence)
 
 
 def _store_remembered(record_id: str, scope_key: str) -> None:
@@ -130,7 +141,7 @@ def test_a_biography_names_its_successor_prior_sources_and_compared_versions_by_
 
     assert f"Superseded by {aisle}." in v1
     assert f"<dt>Supersedes</dt><dd>{aisle}</dd>" in _born(v3)
-    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="[^"]+">Ops gotcha 0</a> <span class="record-ref__id',
+    assert re.search(r'Derived from</h3>\s*<ul><li><a class="record-ref" href="[^"]+" title="mem-[^"]+" data-memory-id="[^"]+">Ops gotcha 0</a></li>',
                      _born(v3))
     compared = v3.split('id="diff-heading"', 1)[1].split("</p>", 1)[0]  # What changed: from v2 to v3
     assert f"From {aisle}" in compared and _titled_link(SEAT_V3, realm.ids["seat_v3"]) in compared
