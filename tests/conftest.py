@@ -30,7 +30,7 @@ from django.db import connections
 from django.test import Client
 
 from memory_panel.simulator.demo import DemoSummary, seed_demo
-from memory_panel.store.realms import forget_realm_connections
+from memory_panel.store.realms import close_realm_connections, forget_realm_connections
 from mobkit_console.audit import services as audit_services
 from tests.support.oidc import AUDIENCE, CLIENT_ID, CLIENT_SECRET, LoopbackIssuer
 from tests.support.clients import local_part_user, signed_in_client, user_with_subject
@@ -71,6 +71,9 @@ def _isolated_realm_connections(monkeypatch, django_db_blocker):
     # from becoming another test's undeclared database.
     allow_realm_aliases(monkeypatch, django_db_blocker)
     yield
+    # Async tests read realms on asgiref's one shared sync thread, whose connections outlive them:
+    # closed there too, or the next test's realm of the same name is read from the last one's file.
+    SyncToAsync.single_thread_executor.submit(close_realm_connections).result()
     forget_realm_connections()
 
 

@@ -100,7 +100,7 @@ class ReviewItem:
 
 
 def review_queue(*, access: Access, realm: str | None, limit: int) -> tuple[list[ReviewItem], list[str]]:
-    """The newest ``limit`` records with open usage verdicts, each once (docs/panel-tabs.md §5.5).
+    """The newest ``limit`` records with open usage verdicts, each once (docs/panel-tabs.md §5, its review queue).
 
     The steward judges every record again at each dream, so one unused record collects one open
     verdict per run; ``panel/audit_verdicts`` keeps MobKit's row per verdict, the page one per record.

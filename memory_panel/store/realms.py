@@ -332,13 +332,21 @@ def realm_unreadable(realm: str, reason: str) -> StoreFailed:
     return StoreFailed(f"{_FAILED}realm '{realm}' could not be read: {reason}", realm=realm, reason=reason)
 
 
-def forget_realm_connections() -> None:
-    """Close and unregister every realm alias (tests use it between cases; nothing else needs to)."""
+def close_realm_connections() -> None:
+    """Close this thread's realm connections (connections are per thread), keeping the aliases."""
     with _alias_lock:
         for alias in [a for a in connections.settings if a.startswith(REALM_ALIAS_PREFIX)]:
             if hasattr(connections._connections, alias):
                 getattr(connections._connections, alias).close()
                 delattr(connections._connections, alias)
+
+
+def forget_realm_connections() -> None:
+    """Close this thread's realm connections and unregister every realm alias (tests use it between
+    cases; nothing else needs to)."""
+    close_realm_connections()
+    with _alias_lock:
+        for alias in [a for a in connections.settings if a.startswith(REALM_ALIAS_PREFIX)]:
             del connections.settings[alias]
 
 

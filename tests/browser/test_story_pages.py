@@ -1,4 +1,4 @@
-"""Issue 30's newcomer pages in a real browser: a version diff readable in colour and without."""
+"""Pages a newcomer reads, in a real browser: a version diff readable in colour and without."""
 
 from __future__ import annotations
 

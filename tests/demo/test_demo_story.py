@@ -41,7 +41,9 @@ def test_a_fresh_demo_timeline_holds_weeks_of_its_own_history(agent_memory_dir, 
         watcher.close()
     client.force_login(_user())
     page = client.get("/console/timeline/").content.decode()
-    assert "committed" in page and "was quarantined: session tainted by" in page
+    assert "committed" in page
+    # A quarantined write names its record, then why (docs/timeline.md §T.8).
+    assert "was quarantined: " in page and "(session tainted by" in page
 
 
 def test_an_agent_hosts_realm_is_written_without_touching_a_console(agent_memory_dir):

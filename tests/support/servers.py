@@ -63,6 +63,17 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def deployment_with_reader(state: Path, password: str) -> dict[str, str]:
+    """A migrated console in ``state`` (its environment) with one user, ``reader@example.test``."""
+    (state / "console").mkdir(parents=True, exist_ok=True)
+    env = deployment_env(state)
+    manage(env, "migrate", "--noinput")
+    manage(env, "shell", "-c",
+           "from django.contrib.auth import get_user_model; "
+           f"get_user_model().objects.create_user('reader', email='reader@example.test', password='{password}')")
+    return env
+
+
 @dataclass
 class Server:
     """A console server process the tests started, on 127.0.0.1:``port``, logging to ``log``."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.servers import daphne_servers, deployment_env, manage, post_events
+from tests.support.servers import daphne_servers, deployment_with_reader, manage, post_events
 
 CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "correct horse battery staple"
@@ -27,12 +27,7 @@ def test_an_event_sent_late_from_the_log_is_counted_and_shown_below_newer_ones(t
     from playwright.sync_api import expect, sync_playwright
 
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
-    env = deployment_env(state)
-    manage(env, "migrate", "--noinput")
-    manage(env, "shell", "-c",
-           "from django.contrib.auth import get_user_model; "
-           f"get_user_model().objects.create_user('reader', email='reader@example.test', password='{PASSWORD}')")
+    env = deployment_with_reader(state, PASSWORD)
     token = env["MOBKIT_INGEST_TOKEN"]
 
     with daphne_servers(env, 1) as (server,), sync_playwright() as playwright:

@@ -9,7 +9,7 @@ import pytest
 
 from memory_panel.simulator.store_writer import StoreWriter, identity_scope
 
-from tests.support.servers import daphne_servers, deployment_env, manage, post_events, start_daphne, stop_daphne
+from tests.support.servers import daphne_servers, deployment_with_reader, manage, post_events, start_daphne, stop_daphne
 
 CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "correct horse battery staple"
@@ -28,15 +28,10 @@ def test_timeline_shows_live_event_without_reload_and_links_to_the_record(tmp_pa
     from playwright.sync_api import expect, sync_playwright
 
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
     with StoreWriter.create("default", root=state / "agent-memory") as writer:
         record_id = writer.remember(identity_scope("default", "identity:luka"), "Prefers aisle seats",
                                     "Said so on the March trip.")
-    env = deployment_env(state)
-    manage(env, "migrate", "--noinput")
-    manage(env, "shell", "-c",
-           "from django.contrib.auth import get_user_model; "
-           f"get_user_model().objects.create_user('reader', email='reader@example.test', password='{PASSWORD}')")
+    env = deployment_with_reader(state, PASSWORD)
     token = env["MOBKIT_INGEST_TOKEN"]
     problems: list[str] = []
 
@@ -98,12 +93,7 @@ def test_timeline_catches_up_after_the_server_restarts(tmp_path: Path):
     from playwright.sync_api import expect, sync_playwright
 
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
-    env = deployment_env(state)
-    manage(env, "migrate", "--noinput")
-    manage(env, "shell", "-c",
-           "from django.contrib.auth import get_user_model; "
-           f"get_user_model().objects.create_user('reader', email='reader@example.test', password='{PASSWORD}')")
+    env = deployment_with_reader(state, PASSWORD)
     token = env["MOBKIT_INGEST_TOKEN"]
     server = start_daphne(env)
     try:

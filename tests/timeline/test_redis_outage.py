@@ -1,4 +1,4 @@
-"""A Redis outage loses no live event (issue 30 item 2, docs/timeline-live.md §4): two server processes
+"""A Redis outage loses no live event (docs/timeline-live.md §4): two server processes
 on a Redis of the test's own, a socket and an SSE stream on each (one process's opened during the
 outage), Redis stopped for a few seconds while events are pushed to both processes and a realm file
 is written; every event the log holds reaches every stream that stayed open, exactly once."""
