@@ -179,18 +179,13 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, after: str) -> None:
         """Send every stored event after ``after`` the caller may see, before any live one."""
-        chunk: list[str] = []
         try:
-            async for envelope in self.subscription.replay(after):
-                chunk.append(envelope_json(envelope))
-                if not self.batching or len(chunk) >= REPLAY_FRAME_EVENTS:
-                    await self.send_frames(await self.envelope_frames(chunk))
-                    chunk = []
+            async for chunk in self.subscription.replay(after):
+                texts = [envelope_json(envelope) for envelope in chunk]
+                for start in range(0, len(texts), REPLAY_FRAME_EVENTS):
+                    await self.send_frames(await self.envelope_frames(texts[start:start + REPLAY_FRAME_EVENTS]))
         except ReplayUnavailable as gone:
             await self.send_replay_unavailable(gone.requested, gone.latest)
-            return
-        if chunk:
-            await self.send_frames(await self.envelope_frames(chunk))
 
     async def _keep_alive_loop(self) -> None:
         while True:

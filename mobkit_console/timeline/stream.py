@@ -81,8 +81,9 @@ class Subscription:
             visible = self._visible[key] = key_visible(access, key)
         return visible
 
-    async def replay(self, after: str) -> AsyncIterator[dict[str, Any]]:
-        """Every stored envelope after ``after`` this caller may see, in order.
+    async def replay(self, after: str) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every stored envelope after ``after`` this caller may see, in order, a chunk of the log at a
+        time (so what is done per caller, naming records, is done once a chunk, not once an event).
 
         Raises ReplayUnavailable before yielding anything when the log does not hold ``after``.
         """
@@ -94,8 +95,10 @@ class Subscription:
             chunk = await database_sync_to_async(events_after)(after_seq=self.replayed_upto)
             if not chunk:
                 return
-            for envelope in chunk:
-                self.replayed_upto = parse_event_id(envelope["event_id"]) or self.replayed_upto
-                if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"]) \
-                        and envelope_visible(self.access(), envelope):
-                    yield envelope
+            self.replayed_upto = parse_event_id(chunk[-1]["event_id"]) or self.replayed_upto
+            access = self.access()
+            mine = [envelope for envelope in chunk
+                    if self.filters.matches(event_type=envelope["event_type"], identity=envelope["identity"])
+                    and envelope_visible(access, envelope)]
+            if mine:
+                yield mine

@@ -126,9 +126,11 @@ async def _sse(subscription: Subscription, after: str) -> AsyncIterator[str]:
         yield ": connected\n\n"  # headers and a first byte at once, so a client knows it is subscribed
         if after:
             try:
-                async for envelope in subscription.replay(after):
-                    [text] = await texts_for([envelope_json(envelope)], access=subscription.access())
-                    yield _sse_event(envelope["event_id"], envelope["event_type"], text)
+                async for chunk in subscription.replay(after):
+                    texts = await texts_for([envelope_json(envelope) for envelope in chunk],
+                                            access=subscription.access())
+                    yield "".join(_sse_event(envelope["event_id"], envelope["event_type"], text)
+                                  for envelope, text in zip(chunk, texts))
             except ReplayUnavailable as gone:
                 yield _sse_event(None, "replay_unavailable",
                                  json.dumps({"requested": gone.requested, "latest": gone.latest}))
