@@ -67,7 +67,7 @@ class Subscription:
 
     @property
     def audience(self) -> tuple[Caller, EventFilter]:
-        """Streams with the same caller (groups and all) and filters receive the same events (fanout.py decides once)."""
+        """Streams of one caller (groups and all) and filters receive the same events (fanout.py decides once)."""
         return (self.caller, self.filters)
 
     def receives(self, event: dict[str, Any]) -> bool:
