@@ -47,26 +47,25 @@ from memory_panel.cursor import (
     split_utility_key,
     utility_key,
 )
-from memory_panel.store.console_index import (
-    NUMBERED_REALM_ROW,
-    NUMBERING_SCHEMA,
-    REALM,
-    BackgroundRuns,
-    ChangeWatch,
-    IndexFamily,
-    SCOPE_TEXT,
-    NumberedFilters,
-    Numbering,
+from memory_panel.store.changes import ChangeWatch
+from memory_panel.store.console_index.builds import BackgroundRuns
+from memory_panel.store.console_index.family import IndexFamily, first_builds_running, start_first_builds
+from memory_panel.store.console_index.catch_up import catch_up_from_audit, snapshot_high_water
+from memory_panel.store.console_index.generations import (
     attached_realm,
-    catch_up_from_audit,
-    first_builds_running,
     generation_connection,
     readonly,
+    REALM,
     realm_rows,
-    number_realm_texts,
     set_meta,
-    snapshot_high_water,
-    start_first_builds,
+)
+from memory_panel.store.console_index.numbering import (
+    number_realm_texts,
+    NUMBERED_REALM_ROW,
+    NumberedFilters,
+    Numbering,
+    NUMBERING_SCHEMA,
+    SCOPE_TEXT,
 )
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.request_memo import once_per_request
@@ -354,7 +353,7 @@ def _ready_index(realm: str) -> RealmIndex | None:
     if conn is not None:
         # docs/realm-index.md §4: not while the realm's first builds run here (the index was just
         # copied, and the scan would compete with the search build); the look waits for them.
-        if not first_builds_running(realm) and _usage_watch.changed(path, stat, conf.realm_index_usage_seconds()):
+        if not first_builds_running(realm) and _usage_watch.changed(path, period=conf.realm_index_usage_seconds()):
             _usage_follower.start(realm)
         return RealmIndex(realm, conn)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.

@@ -173,7 +173,7 @@ def realm_exists(name: str) -> bool:
 
 def copy_change_stamp(path: Path) -> tuple[int, int] | None:
     """For a replica copy, what moves when its follower applies a transaction (its ``-txid`` file's
-    mtime and size); None for a local realm file, which may be watched through a pinned connection."""
+    mtime and size); None for a local realm file."""
     if conf.replica_copies_root().absolute() not in path.absolute().parents:
         return None
     try:
@@ -221,8 +221,8 @@ def lenient_text(raw: bytes) -> str:
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A raw read-only connection. Only local realm files may be pinned open (the change watcher
-    does); a replica copy's connection is closed once its read is done (docs/replicas.md §4)."""
+    """A raw read-only connection, closed by its user once its read is done (a copy's follower
+    waits while one is open, docs/replicas.md §4)."""
     conn = sqlite3.connect(
         readonly_uri(path), uri=True, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
     )

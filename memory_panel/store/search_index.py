@@ -1,7 +1,7 @@
 """A console-owned full-text index of every realm's titles, bodies and tags (docs/search.md).
 
 MobKit's store has no full-text index and the realm file may not be given one, so the console
-keeps its own beside the realm index, kept current the same way (memory_panel/store/console_index.py):
+keeps its own beside the realm index, kept current the same way (memory_panel/store/console_index/):
 
 - one SQLite file per realm and generation under ``<persistent_state>/console/search-index/``,
   holding a *contentless* FTS5 table (the tokens only: the text stays in the realm file, which
@@ -34,19 +34,15 @@ from pathlib import Path
 
 from memory_panel import conf
 from memory_panel.errors import StoreFailed
-from memory_panel.store.console_index import (
+from memory_panel.store.console_index.catch_up import snapshot_high_water
+from memory_panel.store.console_index.family import IndexFamily, start_first_builds
+from memory_panel.store.console_index.generations import attached_realm, REALM, realm_rows, set_meta
+from memory_panel.store.console_index.numbering import (
+    number_realm_texts,
     NUMBERED_REALM_ROW,
-    NUMBERING_SCHEMA,
-    REALM,
-    IndexFamily,
     NumberedFilters,
     Numbering,
-    attached_realm,
-    number_realm_texts,
-    realm_rows,
-    set_meta,
-    snapshot_high_water,
-    start_first_builds,
+    NUMBERING_SCHEMA,
 )
 from memory_panel.store.realms import realm_exists, realm_path, store_failed, store_format
 from memory_panel.store.request_memo import once_per_request

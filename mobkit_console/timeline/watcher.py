@@ -1,6 +1,6 @@
 """The realm watcher: turns what the MobKit runtime commits to each realm file into timeline events.
 
-One pinned read-only connection per realm notices commits through ``PRAGMA data_version``; then new
+A realm file's signature says when something was committed (``memory_panel/store/changes.py``); then new
 ``audit`` rows (by audit_id), new ``pending_promotions`` and new ``dream_runs`` (by rowid) are read
 in one snapshot and mapped as the README's "Timeline" section lists. The events and the realm's
 high-water mark are committed to the console database in one transaction, so a restarted watcher
@@ -24,7 +24,8 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from memory_panel.store.realms import connect_readonly, is_replica, realm_names, realm_path, replica_txid
+from memory_panel.store.changes import ChangeWatch
+from memory_panel.store.realms import connect_readonly, realm_names, realm_path
 from memory_panel.wire.rust_debug import author_debug
 
 from .events import SYSTEM_IDENTITY
@@ -97,19 +98,16 @@ class _Pending:
 
 
 class _RealmReader:
-    """Reads one realm file: a local file through one pinned read-only connection (reopened if the
-    file is replaced); a replica copy through a fresh connection per read, closed after it, since a
-    reader holding the copy open stalls its Litestream follower (docs/replicas.md §4)."""
-
-    _UNSEEN = object()
+    """Reads one realm file through a fresh read-only connection per read, closed after it: no
+    realm is held open between polls, so 500 realms cost no file descriptors, and a replica copy
+    is never held open while its Litestream follower waits to apply (docs/replicas.md §4)."""
 
     def __init__(self, realm: str) -> None:
         self.realm = realm
         self.path = realm_path(realm)
         self.inode = self.path.stat().st_ino
-        self.pinned = not is_replica(realm)
-        self.conn: sqlite3.Connection | None = connect_readonly(self.path) if self.pinned else None
-        self.seen: object = self._UNSEEN  # data_version, or a copy's (txid, applied at)
+        self.conn: sqlite3.Connection | None = None
+        self.changes = ChangeWatch()
         self.more = False  # the last read stopped at AUDIT_PAGE: read again without a new commit
         with self.session() as conn:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -117,20 +115,13 @@ class _RealmReader:
 
     @contextmanager
     def session(self) -> Iterator[sqlite3.Connection]:
-        """``self.conn`` for the length of one read: the pinned one, or a copy's fresh one."""
-        if self.pinned:
-            yield self.conn
-            return
+        """``self.conn`` for the length of one read."""
         self.conn = connect_readonly(self.path)
         try:
             yield self.conn
         finally:
             self.conn.close()
             self.conn = None
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
 
     def replaced(self) -> bool:
         try:
@@ -139,18 +130,9 @@ class _RealmReader:
             return True
 
     def changed(self) -> bool:
-        """True when a commit landed since the last call (and on the first call).
-
-        Locally, another connection's commit moves ``data_version``; a copy's follower rewrites
-        its ``-txid`` file after each transaction it applies.
-        """
-        if self.pinned:
-            seen: object = self.conn.execute("PRAGMA data_version").fetchone()[0]
-        else:
-            seen = replica_txid(self.realm)
-        changed = seen != self.seen or self.more
-        self.seen = seen
-        return changed
+        """True when a commit landed since the last call (and on the first call): the file's
+        signature moved (``memory_panel/store/changes.py``), or the last read stopped short."""
+        return self.changes.changed(self.path) or self.more
 
     def frontier(self, mark: _Mark) -> _Mark:
         """``mark`` moved to the file's current end, for a realm the watcher should not backfill."""
@@ -366,21 +348,18 @@ def realm_history_store(*, realm: str) -> int:
     many events were stored.
     """
     reader = _RealmReader(realm)
-    try:
-        known = RealmWatermark.objects.filter(realm=realm).first()
-        # A realm seeded again (--force) starts a new generation: its events are new ones.
-        mark = _Mark(generation=known.generation + 1 if known else 0)
-        with reader.session() as conn:
-            newest = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
-        mark.last_audit_id = max(newest - HISTORY_AUDIT_ROWS, 0)
-        events: list[IncomingEvent] = []
-        while True:
-            found, mark = reader.read(mark)
-            events += found
-            if not reader.more:
-                break
-    finally:
-        reader.close()
+    known = RealmWatermark.objects.filter(realm=realm).first()
+    # A realm seeded again (--force) starts a new generation: its events are new ones.
+    mark = _Mark(generation=known.generation + 1 if known else 0)
+    with reader.session() as conn:
+        newest = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
+    mark.last_audit_id = max(newest - HISTORY_AUDIT_ROWS, 0)
+    events: list[IncomingEvent] = []
+    while True:
+        found, mark = reader.read(mark)
+        events += found
+        if not reader.more:
+            break
     events.sort(key=lambda event: event.timestamp_ms)
     with transaction.atomic():
         for start in range(0, len(events), HISTORY_STORE_CHUNK):
@@ -409,14 +388,12 @@ class RealmWatcher:
         self._broadcast = broadcast
 
     def close(self) -> None:
-        for reader in self._readers.values():
-            reader.close()
         self._readers.clear()
 
     def poll_once(self) -> list[TimelineEvent]:
         names = set(realm_names())
         for gone in [name for name in self._readers if name not in names or self._readers[name].replaced()]:
-            self._readers.pop(gone).close()
+            del self._readers[gone]
         stored: list[TimelineEvent] = []
         for name in sorted(names):
             try:
@@ -425,9 +402,7 @@ class RealmWatcher:
                 # A busy, half-written or foreign file, or a copy being restored afresh, must not
                 # stop the other realms.
                 logger.warning("realm %s: %s", name, error)
-                reader = self._readers.pop(name, None)
-                if reader is not None:
-                    reader.close()
+                self._readers.pop(name, None)
         self._started = True
         if stored:
             events_prune_due()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_panel.simulator.store_writer import identity_scope, mob_scope
-from memory_panel.store.console_index import start_first_builds
+from memory_panel.store.console_index.family import start_first_builds
 from memory_panel.store.realm_index import REALM_INDEX
 from memory_panel.store.search_index import SEARCH_INDEX
 

@@ -12,7 +12,8 @@ import sqlite3
 import pytest
 from django.db import close_old_connections
 
-from memory_panel.store import console_index, realm_index as index_module
+from memory_panel.store import realm_index as index_module
+from memory_panel.store.console_index import catch_up
 from memory_panel.selectors import records as selectors
 from memory_panel.store.realm_index import build, realm_index
 from memory_panel.store.realms import forget_realm_connections
@@ -74,7 +75,7 @@ def test_a_restore_into_the_same_file_falls_back_and_rebuilds(realm_writer):
 
 
 def test_a_backlog_past_the_inline_limit_reads_directly_until_rebuilt(realm_writer, monkeypatch):
-    monkeypatch.setattr(console_index, "MAX_INLINE_DELTA", 3)
+    monkeypatch.setattr(catch_up, "MAX_INLINE_DELTA", 3)
     requested: list[str] = []
     monkeypatch.setattr(index_module, "start_build", requested.append)  # hold the rebuild back
     writer = realm_writer("default")

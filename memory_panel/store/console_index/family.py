@@ -1,0 +1,152 @@
+"""An index family: one kind of console index, where it lives, how it is built and caught up."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memory_panel import conf
+from memory_panel.store.changes import settled_signature
+from memory_panel.store.console_index.builds import BackgroundRuns
+from memory_panel.store.console_index.catch_up import ApplyDelta, catch_up_from_audit
+from memory_panel.store.console_index.generations import (
+    Fill,
+    generation_connection,
+    newest_generation_in,
+    write_generation,
+)
+from memory_panel.store.realms import encode_path_segment
+
+logger = logging.getLogger("memory_panel.store.console_index")
+
+# Per generation file: the realm's signature when that generation was last found caught up.
+_current_at: dict[str, tuple] = {}
+
+
+
+@dataclass(frozen=True)
+class IndexFamily:
+    """One kind of console index: where it lives, how it is built and how it catches up.
+
+    ``fill(realm, realm file, new file)`` creates the schema and copies one snapshot, returning
+    the records copied; ``read_delta(realm, source, high_water, touched ids)`` gathers what the
+    audit rows past the mark changed, from one snapshot; ``apply_delta(conn, gathered)`` writes it.
+    """
+
+    name: str
+    schema_version: str
+    fill: Fill
+    read_delta: Callable[[str, sqlite3.Connection, int, set[str]], Any]
+    apply_delta: ApplyDelta
+    # A realm's first indexes are built in this order, lowest first (``start_first_builds``).
+    cold_start_order: int
+
+    def directory(self, realm: str) -> Path:
+        return conf.persistent_state() / "console" / self.name / encode_path_segment(realm)
+
+    def newest(self, realm: str) -> Path | None:
+        return newest_generation_in(self.directory(realm))
+
+    def caught_up(self, realm: str, path: Path, stat: os.stat_result) -> sqlite3.Connection | None:
+        """The newest generation, caught up with the realm file; None when only a rebuild can help.
+
+        None when there is no generation, when it was written by another schema version or
+        describes another file (replaced: another device or inode), or when the file's history
+        is not the one it indexed (restored in place) or the backlog is too large to apply here.
+        """
+        generation = self.newest(realm)
+        if generation is None:
+            return None
+        conn = generation_connection(generation)
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("schema_version") != self.schema_version:
+            return None
+        if (meta["realm_dev"], meta["realm_ino"]) != (str(stat.st_dev), str(stat.st_ino)):
+            return None
+        if _reconcile_due(float(meta["built_at"]), path):
+            self.start_build(realm)  # docs/realm-index.md §6; this generation serves meanwhile
+        # Taken before the catch-up reads the realm, so a write that lands during it moves the
+        # signature and is looked at next time.
+        signature = settled_signature(path, stat)
+        if signature is not None and _current_at.get(str(generation)) == signature:
+            return conn  # docs/realm-index.md §4: not written since this generation was last caught up
+        if not catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta):
+            return None
+        if signature is not None:
+            _current_at[str(generation)] = signature
+        return conn
+
+    def build(self, realm: str, *, wait: bool = False) -> Path | None:
+        """Write a complete new generation; another builder already at it means None, or with
+        ``wait`` the generation it wrote (see ``write_generation``)."""
+        return write_generation(self.directory(realm), realm, self.fill, schema_version=self.schema_version, wait=wait)
+
+    def start_build(self, realm: str) -> None:
+        """Build a new generation in the background, unless one is already being built here."""
+        _background(self).start(realm)
+
+    def size(self, realm: str) -> int:
+        """Bytes of the realm's files of this family on disk (0 when it has none)."""
+        directory = self.directory(realm)
+        return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if directory.is_dir() else 0
+
+    def __post_init__(self) -> None:
+        _families.append(self)
+
+
+
+def _reconcile_due(built_at: float, path: Path) -> bool:
+    """Opted in, the generation is older than the period, and the realm was written since it was built."""
+    period = conf.realm_index_reconcile_seconds()
+    if period <= 0 or time.time() - built_at <= period:
+        return False
+    files = [path, path.with_name(path.name + "-wal")]
+    return any(f.exists() and f.stat().st_mtime > built_at for f in files)
+
+
+# Every index family, registered as it is defined (``IndexFamily.__post_init__``).
+_families: list[IndexFamily] = []
+
+
+def start_first_builds(realm: str) -> None:
+    """docs/realm-index.md §5: a large realm seen for the first time gets every missing index.
+
+    One thread builds them one after another, by ``cold_start_order`` (the realm index, then
+    search): on a machine of few cores, two builds side by side would each take about as long as
+    both in turn, and deep pages would wait for search. A build another thread or process already
+    runs is waited for, not repeated; one that fails does not keep the next from being built.
+    """
+    _first_builds.start(realm)
+
+
+def first_builds_running(realm: str) -> bool:
+    """Whether this process is building the realm's first indexes in the background right now."""
+    return _first_builds.is_running(realm)
+
+
+def _build_missing(realm: str) -> None:
+    for family in sorted(_families, key=lambda family: family.cold_start_order):
+        if family.newest(realm) is None:
+            try:
+                family.build(realm, wait=True)
+            except Exception:
+                logger.exception("building the %s of realm %r failed; tried again when next asked", family.name, realm)
+
+
+_builders: dict[str, BackgroundRuns] = {}
+_builders_lock = threading.Lock()
+_first_builds = BackgroundRuns("building the first indexes", _build_missing)
+
+
+def _background(family: IndexFamily) -> BackgroundRuns:
+    with _builders_lock:
+        return _builders.setdefault(family.name, BackgroundRuns(f"building the {family.name}", family.build))
+
