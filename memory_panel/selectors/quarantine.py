@@ -10,10 +10,11 @@ from django.db.models.functions import Substr
 from memory_panel.errors import InvalidParams
 from memory_panel.models import PendingPromotion, Record
 from memory_panel.signals import require_body_read_recorded
+from memory_panel.store.all_realms_index import PROMOTION_COLUMNS, AllRealmsIndex, all_realms_index
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.store.rows import entry_records, list_rows, panel_realms, realm_read, records_by_id, skip_unreadable_realm
 from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
 
 if TYPE_CHECKING:
@@ -65,11 +66,22 @@ def quarantine_queue(
     """
     require_review(access)
     oldest_first = parse_queue_order(order) == "oldest"
-    realms = panel_realms(realm)
     records: list[MemoryRecord] = []
     promotions: list[PendingPromotionRow] = []
     read: list[str] = []
-    for name in realms:
+    names = panel_realms(realm)
+    if realm is None:
+        # docs/realm-index.md §8: the small realms' queue and gate from the console-wide index.
+        index = all_realms_index(names, on_failure=skip_unreadable_realm)
+        records += _listed_quarantined(access, index, limit, oldest_first)
+        promotions += [
+            PendingPromotionRow(realm=name, **row)
+            for name, row in index.pending_promotions()
+            if promotion_visible(access, row["scope_kind"], row["scope_key"])
+        ]
+        read += index.listed
+        names = [name for name in names if name not in index.listed]
+    for name in names:
         with realm_read(name, alone=realm is not None):
             alias = realm_alias(name)
             # The review grant is necessary, not sufficient: each row still needs its scope's read grant.
@@ -79,12 +91,14 @@ def quarantine_queue(
                 for row in PendingPromotion.objects.using(alias)
                 .filter(status="pending")
                 .order_by("created_at_ms", "pending_id")
-                .values("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
+                .values(*PROMOTION_COLUMNS)
                 if promotion_visible(access, row["scope_kind"], row["scope_key"])
             ]
             records += queued
             promotions += gated
             read.append(name)
+    read.sort()
+    promotions.sort(key=lambda row: (row.realm, row.created_at_ms, row.pending_id))  # realm by realm, as before
     records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=not oldest_first)
     shown = records[:limit]
     if not with_previews:
@@ -114,6 +128,22 @@ def _first_lines(body: str) -> str:
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     text = "\n".join(lines[:PREVIEW_LINES])[:PREVIEW_CHARS]
     return f"{text}…" if len(lines) > PREVIEW_LINES or len(body) > PREVIEW_CHARS else text
+
+
+def _listed_quarantined(access: Access, index: AllRealmsIndex, limit: int, oldest_first: bool) -> list[MemoryRecord]:
+    """The first quarantined rows of the realms the console-wide index holds, in the queue's order."""
+    batch = max(limit, FILL_BATCH_MIN)
+    taken: list[MemoryRecord] = []
+    offset = 0
+    while len(taken) < limit:
+        entries = index.quarantined_entries(
+            hidden_scope_kinds=hidden_scope_kinds(access), offset=offset, limit=batch, oldest_first=oldest_first
+        )
+        taken += [record for record in entry_records(entries) if record_visible(access, record)]
+        if len(entries) < batch:
+            break
+        offset += batch
+    return taken[:limit]
 
 
 def _visible_quarantined(

@@ -16,10 +16,11 @@ from django.db.models.expressions import RawSQL
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.errors import UnknownRealm
 from memory_panel.models import Record
+from memory_panel.store.all_realms_index import AllRealmsIndex, EntryFilter, all_realms_index
 from memory_panel.store.realm_index import IndexQuery, RealmIndex, realm_index
-from memory_panel.store.realms import realm_alias
+from memory_panel.store.realms import realm_alias, realm_names
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, realm_rows, records_by_id
+from memory_panel.store.rows import entry_records, list_rows, realm_rows, records_in_place, skip_unreadable_realm
 from memory_panel.visibility import (
     hidden_scope_kinds,
     record_visible,
@@ -59,11 +60,64 @@ def record_list(
     pages through several realms merged in (updated_at_ms, id) order.
     """
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    rows, realms = realm_rows(realm, lambda name: _visible_rows(access, name, filters, cursor, limit + 1))
+    if realm is None:
+        rows, realms = _all_realm_rows(access, filters, cursor, limit + 1)
+    else:
+        rows, realms = realm_rows(realm, lambda name: _visible_rows(access, name, filters, cursor, limit + 1))
     rows.sort(key=lambda r: (r.updated_at_ms, r.id), reverse=True)
     page = rows[:limit]
     next_cursor = Cursor.after(page[-1]) if len(rows) > limit else None
     return RecordPage(page, next_cursor, realms)
+
+
+def _all_realm_rows(
+    access: Access, filters: RecordFilter, cursor: Cursor | None, want: int
+) -> tuple[list[MemoryRecord], list[str]]:
+    """Up to ``want`` visible rows of every realm after ``cursor``, and the realms they span.
+
+    The small realms answer from one console-wide index (docs/realm-index.md §8), so their number
+    costs nothing; each realm that index does not hold (a large one, with an index of its own)
+    is read as when asked for alone.
+    """
+    names = realm_names()
+    index = all_realms_index(names, on_failure=skip_unreadable_realm)
+    rows = _listed_rows(access, index, filters, cursor, want)
+    others, realms = realm_rows(
+        None, lambda name: _visible_rows(access, name, filters, cursor, want), names=[n for n in names if n not in index.listed]
+    )
+    return rows + others, sorted([*index.listed, *realms])
+
+
+def _listed_rows(
+    access: Access, index: AllRealmsIndex, filters: RecordFilter, cursor: Cursor | None, want: int
+) -> list[MemoryRecord]:
+    """Up to ``want`` visible rows of the realms the console-wide index holds, newest first.
+
+    As a realm index's chunks (``_index_chunk``): entries of scopes the caller may not read are
+    skipped before any row is read, and the key batch doubles while they hide most of it.
+    """
+    entry_filter = EntryFilter(
+        **_equality_filters(filters, status="status"),
+        hidden_scope_kinds=hidden_scope_kinds(access),
+        hide_reviewer_only=not sees_quarantined(access),
+    )
+    scope_ok = scope_checker(access)
+    visible: list[MemoryRecord] = []
+    position = cursor
+    batch = want
+    while len(visible) < want:
+        entries = index.page_entries(entry_filter, position, batch)
+        readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
+        for record in entry_records(readable):
+            if record_visible(access, record):
+                visible.append(record)
+                if len(visible) == want:
+                    break
+        if len(entries) < batch:
+            break
+        position = Cursor(entries[-1].updated_at_ms, entries[-1].memory_id)
+        batch = min(batch * 2, INDEX_BATCH_MAX)
+    return visible
 
 
 def _visible_rows(
@@ -150,21 +204,11 @@ def _index_chunk(
             if scope_ok(scope_kind, scope_key):
                 keys[memory_id] = updated_at_ms
                 if len(keys) == size:  # stop at this entry: the next chunk starts right after it
-                    return _rows_in_place(alias, realm, keys), Cursor(updated_at_ms, memory_id)
+                    return records_in_place(alias, realm, keys), Cursor(updated_at_ms, memory_id)
         if len(entries) < batch:
-            return _rows_in_place(alias, realm, keys), None
+            return records_in_place(alias, realm, keys), None
         position = Cursor(*entries[-1][:2])
         batch = min(batch * 2, INDEX_BATCH_MAX)
-
-
-def _rows_in_place(alias: str, realm: str, keys: dict[str, int]) -> list[MemoryRecord]:
-    """The rows at the index positions, leaving out any a write moved since the index caught up.
-
-    The row is read after its position, so the runtime may have superseded or forgotten it in
-    between: it now belongs higher up, where the next request's index lists it. Shown here it
-    would break the page's order, and a cursor taken after it would restart the walk.
-    """
-    return [record for record in records_by_id(alias, realm, list(keys)) if record.updated_at_ms == keys[record.id]]
 
 
 # Up to this many readable scopes, a page seeks each scope's run of the index and merges them.
@@ -186,11 +230,11 @@ def _few_readable_scopes(
     return readable if len(readable) < len(candidates) and len(readable) <= FEW_SCOPES else None
 
 
-def _equality_filters(filters: RecordFilter) -> dict[str, str]:
+def _equality_filters(filters: RecordFilter, *, status: str = "status_kind") -> dict[str, str]:
     wanted = {
         "scope_kind": filters.scope_kind,
         "scope_key": filters.scope_key,
-        "status_kind": filters.status,
+        status: filters.status,
         "kind": filters.kind,
         "trust": filters.trust,
     }

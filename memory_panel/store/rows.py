@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from django.db.models.functions import Cast, Length
 
 from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
+from memory_panel.store.all_realms_index import Entry
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
 
@@ -61,20 +62,30 @@ def realm_read(name: str, *, alone: bool) -> Iterator[None]:
     except UnknownRealm:
         return
     except (DatabaseError, sqlite3.DatabaseError, StoreFailed) as error:
-        failure = store_failed(error, realm=name)
-        if alone or failure.realm is None:  # the time limit is this request's failure: say so
-            raise failure from error
-        logger.warning("skipping realm %r: %s", name, failure.reason)
-        noted = _skipped.get()
-        if noted is not None and all(skipped.name != name for skipped in noted):
-            noted.append(SkippedRealm(name, failure.reason))
+        if alone:
+            raise store_failed(error, realm=name) from error
+        skip_unreadable_realm(name, error)
 
 
-def realm_rows(realm: str | None, read: Callable[[str], list[T]]) -> tuple[list[T], list[str]]:
-    """``read(name)`` of each realm a panel read spans, concatenated, and the realms it covers."""
+def skip_unreadable_realm(name: str, error: Exception) -> None:
+    """Leave realm ``name`` out of an all-realm read: logged, and noted for the page."""
+    failure = store_failed(error, realm=name)
+    if failure.realm is None:  # the time limit is this request's failure: say so
+        raise failure from error
+    logger.warning("skipping realm %r: %s", name, failure.reason)
+    noted = _skipped.get()
+    if noted is not None and all(skipped.name != name for skipped in noted):
+        noted.append(SkippedRealm(name, failure.reason))
+
+
+def realm_rows(
+    realm: str | None, read: Callable[[str], list[T]], *, names: list[str] | None = None
+) -> tuple[list[T], list[str]]:
+    """``read(name)`` of each realm a panel read spans (or of ``names``), concatenated, and the
+    realms it covers."""
     rows: list[T] = []
     realms: list[str] = []
-    for name in panel_realms(realm):
+    for name in panel_realms(realm) if names is None else names:
         with realm_read(name, alone=realm is not None):
             rows += read(name)
             realms.append(name)
@@ -137,3 +148,27 @@ def full_rows(alias: str, realm: str):
 
 def realm_cursor(realm: str):
     return connections[realm_alias(realm)].cursor()
+
+
+def records_in_place(alias: str, realm: str, keys: dict[str, int]) -> list[MemoryRecord]:
+    """The rows at the index positions, leaving out any a write moved since the index caught up.
+
+    The row is read after its position, so the runtime may have superseded or forgotten it in
+    between: it now belongs higher up, where the next request's index lists it. Shown here it
+    would break the page's order, and a cursor taken after it would restart the walk.
+    """
+    return [record for record in records_by_id(alias, realm, list(keys)) if record.updated_at_ms == keys[record.id]]
+
+
+def entry_records(entries: Sequence[Entry]) -> list[MemoryRecord]:
+    """The rows at these entries of the console-wide index, in their order: one read per realm they
+    span, leaving out a realm that cannot be read now (skipped for the page)."""
+    by_realm: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        by_realm.setdefault(entry.realm, {})[entry.memory_id] = entry.updated_at_ms
+    found: dict[tuple[str, str], MemoryRecord] = {}
+    for name, keys in by_realm.items():
+        with realm_read(name, alone=False):
+            for record in records_in_place(realm_alias(name), name, keys):
+                found[(name, record.id)] = record
+    return [found[key] for entry in entries if (key := (entry.realm, entry.memory_id)) in found]

@@ -1,0 +1,278 @@
+"""One console-wide ordering index over every small realm, so an all-realm page reads one index.
+
+A records page across realms used to read every realm: at 500 realms of 2,000 records that is
+500 queries for one page of 50 rows, where one realm of the same million records answers from
+its realm index in one. This file keeps the ordering and filter keys of every realm below
+``MOBKIT_REALM_INDEX_MIN_ROWS`` rows (those with no realm index of their own) in one SQLite file,
+``<persistent_state>/console/all-realms.sqlite3``, so an all-realm page is one keyset query here,
+merged with the few large realms' own indexes, and rows are read only from the realms that hold
+the page's rows (docs/realm-index.md §8).
+
+- A realm's keys are copied whole, inside SQLite (the realm attached read-only), whenever its
+  file's signature (``memory_panel/store/changes.py``) moved since the last copy: a small realm
+  costs a few milliseconds to copy, and copying whole needs no audit bookkeeping, so a realm
+  replaced, restored or migrated is right at the next request like one written through MobKit.
+- The signature is taken before the copy reads, so a write that lands during the copy moves it
+  and is copied next time. Rows are always read from the realm file by id and dropped when a
+  write moved them since (as with the realm index), so content is never stale.
+- A realm this file cannot hold (large, or in a text encoding other than UTF-8) is left to the
+  per-realm path; a realm that cannot be read is skipped by the page as before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from memory_panel import conf
+from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
+from memory_panel.store.changes import signature
+from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
+from memory_panel.store.request_memo import once_per_request
+
+logger = logging.getLogger("memory_panel.store.all_realms_index")
+
+SCHEMA_VERSION = "2"
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
+    "CREATE TABLE realms (realm INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,"
+    " listed INTEGER NOT NULL)",
+    # Columns holding a realm's own values have no declared type: a hand-edited number stays a number.
+    "CREATE TABLE entries (realm INTEGER NOT NULL, memory_id NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL)",
+    # The promotions waiting at the gate (the quarantine queue's second list), as the realm holds them.
+    "CREATE TABLE promotions (realm INTEGER NOT NULL, pending_id, record_id, scope_kind, scope_key, rationale,"
+    " status, created_at_ms)",
+    "CREATE INDEX entries_order ON entries (updated_at_ms, memory_id)",
+    "CREATE INDEX entries_scope_order ON entries (scope_kind, scope_key, updated_at_ms)",
+    "CREATE INDEX entries_status_order ON entries (status, updated_at_ms)",
+    "CREATE INDEX entries_realm ON entries (realm)",
+    "CREATE INDEX entries_created ON entries (status, created_at_ms)",
+    "CREATE INDEX promotions_realm ON promotions (realm)",
+)
+_COPY = (
+    "INSERT INTO main.entries SELECT ?, r.memory_id, {order_ms}, r.created_at_ms, r.scope_kind, r.scope_key,"
+    " r.status_kind, r.kind, r.trust, (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever}))"
+    " FROM realm.records r"
+)
+_COPY_PROMOTIONS = (
+    "INSERT INTO main.promotions SELECT ?, pending_id, record_id, scope_kind, scope_key, rationale, status,"
+    " created_at_ms FROM realm.pending_promotions WHERE status = 'pending'"
+)
+PROMOTION_COLUMNS = ("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
+
+
+@dataclass(frozen=True)
+class Entry:
+    updated_at_ms: int
+    memory_id: str
+    realm: str
+    scope_kind: str
+    scope_key: str
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    """Equality filters on entries, and what the caller may never see."""
+
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    status: str | None = None
+    kind: str | None = None
+    trust: str | None = None
+    hidden_scope_kinds: tuple[str, ...] = ()
+    hide_reviewer_only: bool = False
+
+
+class AllRealmsIndex:
+    """The index as one request sees it: caught up with every realm it lists."""
+
+    def __init__(self, conn: sqlite3.Connection, listed: dict[str, int]) -> None:
+        self.conn = conn
+        self.listed = listed  # realm name → its number here, for the realms this index answers for
+        self.names = {number: name for name, number in listed.items()}
+
+    def page_entries(self, filters: EntryFilter, after: Cursor | None, limit: int) -> list[Entry]:
+        """The next ``limit`` entries of the listed realms after ``after``, newest first."""
+        if not self.listed:
+            return []
+        where, args = self._listed_where()
+        for column in ("scope_kind", "scope_key", "status", "kind", "trust"):
+            value = getattr(filters, column)
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if filters.hidden_scope_kinds:
+            where.append(f"scope_kind NOT IN ({', '.join('?' * len(filters.hidden_scope_kinds))})")
+            args += filters.hidden_scope_kinds
+        if filters.hide_reviewer_only:
+            where.append("reviewer_only = 0")
+        if after is not None:
+            predicate, predicate_args = keyset_predicate(after)
+            if predicate_args:  # the bound first, so SQLite seeks the index there
+                where.append("updated_at_ms <= ?")
+                args.append(after.updated_at_ms)
+            where.append(predicate)
+            args += predicate_args
+        rows = self.conn.execute(
+            "SELECT updated_at_ms, memory_id, realm, scope_kind, scope_key FROM entries"
+            f" WHERE {' AND '.join(where)} ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?",
+            [*args, limit],
+        )
+        return [Entry(ms, memory_id, self.names[realm], kind, key) for ms, memory_id, realm, kind, key in rows]
+
+    def quarantined_entries(
+        self, *, hidden_scope_kinds: tuple[str, ...], offset: int, limit: int, oldest_first: bool
+    ) -> list[Entry]:
+        """Quarantined entries of the listed realms in the queue's order (created_at_ms, memory_id)."""
+        if not self.listed:
+            return []
+        where, args = self._listed_where()
+        where.append("status = 'quarantined'")
+        if hidden_scope_kinds:
+            where.append(f"scope_kind NOT IN ({', '.join('?' * len(hidden_scope_kinds))})")
+            args += hidden_scope_kinds
+        direction = "ASC" if oldest_first else "DESC"
+        rows = self.conn.execute(
+            f"SELECT updated_at_ms, memory_id, realm, scope_kind, scope_key FROM entries WHERE {' AND '.join(where)}"
+            f" ORDER BY created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        )
+        return [Entry(ms, memory_id, self.names[realm], kind, key) for ms, memory_id, realm, kind, key in rows]
+
+    def pending_promotions(self) -> list[tuple[str, dict]]:
+        """(realm, row) of each promotion waiting at the gate in the listed realms, oldest first."""
+        if not self.listed:
+            return []
+        where, args = self._listed_where()
+        rows = self.conn.execute(
+            f"SELECT realm, {', '.join(PROMOTION_COLUMNS)} FROM promotions WHERE {' AND '.join(where)}"
+            " ORDER BY created_at_ms, pending_id",
+            args,
+        )
+        return [(self.names[realm], dict(zip(PROMOTION_COLUMNS, values))) for realm, *values in rows]
+
+    def _listed_where(self) -> tuple[list[str], list]:
+        return [f"realm IN ({', '.join('?' * len(self.listed))})"], list(self.listed.values())
+
+
+def all_realms_index(names: Iterable[str], *, on_failure: Callable[[str, Exception], None]) -> AllRealmsIndex:
+    """The index, caught up with each of ``names`` it can hold; once per request.
+
+    ``on_failure(name, error)`` is told of a realm whose file could not be read; it is not listed.
+    """
+    names = tuple(names)
+    return once_per_request(("all_realms_index", names), lambda: _caught_up(names, on_failure))
+
+
+def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], None]) -> AllRealmsIndex:
+    conn = _connection()
+    known = {name: (number, stored, listed) for number, name, stored, listed in conn.execute(
+        "SELECT realm, name, signature, listed FROM realms")}
+    listed: dict[str, int] = {}
+    for name in names:
+        path = realm_path(name)
+        try:
+            found, settled = signature(path)
+        except FileNotFoundError:
+            continue  # gone since discovery
+        current = json.dumps(found) if settled else None
+        entry = known.get(name)
+        if entry is None or current is None or entry[1] != current:
+            try:
+                entry = _copy(conn, name, path, current)
+            except sqlite3.DatabaseError as error:
+                on_failure(name, error)
+                continue
+        if entry[2]:
+            listed[name] = entry[0]
+    return AllRealmsIndex(conn, listed)
+
+
+def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) -> tuple[int, str, int]:
+    """Copy one realm's keys afresh (or mark it as kept out); its (number, signature, listed)."""
+    stored = current or ""  # an unsettled signature is never trusted: copied again next time
+    conn.execute("ATTACH DATABASE ? AS realm", (readonly_uri(path),))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            number = _realm_number(conn, name)
+            conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
+            conn.execute("DELETE FROM promotions WHERE realm = ?", (number,))
+            rows = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM realm.records").fetchone()[0]
+            # SQLite attaches a file of another text encoding, but compares its texts as blobs.
+            same_encoding = conn.execute("PRAGMA realm.encoding").fetchone()[0] == "UTF-8"
+            listed = int(rows < conf.realm_index_min_rows() and same_encoding)
+            if listed:
+                columns = {row[1] for row in conn.execute("PRAGMA realm.table_info(records)")}
+                ever = "r.ever_quarantined IS 1" if "ever_quarantined" in columns else "0"
+                conn.execute(_COPY.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever),
+                             (number,))
+                conn.execute(_COPY_PROMOTIONS, (number,))
+            conn.execute("UPDATE realms SET signature = ?, listed = ? WHERE realm = ?", (stored, listed, number))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute("DETACH DATABASE realm")
+    return number, stored, listed
+
+
+def _realm_number(conn: sqlite3.Connection, name: str) -> int:
+    row = conn.execute("SELECT realm FROM realms WHERE name = ?", (name,)).fetchone()
+    if row is not None:
+        return row[0]
+    return conn.execute("INSERT INTO realms (name, signature, listed) VALUES (?, '', 0) RETURNING realm",
+                        (name,)).fetchone()[0]
+
+
+_local = threading.local()
+
+
+def index_path() -> Path:
+    return conf.persistent_state() / "console" / "all-realms.sqlite3"
+
+
+def _connection() -> sqlite3.Connection:
+    """This thread's connection to the index file, created with its schema on first use."""
+    path = index_path()
+    conn: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if conn is not None and getattr(_local, "path", None) == path:
+        return conn
+    if conn is not None:
+        conn.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(f"file:{quote(str(path.absolute()))}", uri=True, isolation_level=None,
+                           timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+    conn.text_factory = lenient_text
+    conn.execute("PRAGMA journal_mode=WAL")
+    # Derived from the realms whenever in doubt: a crash loses nothing a copy cannot redo.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    _ensure_schema(conn)
+    _local.conn, _local.path = conn, path
+    return conn
+
+
+def _ensure_schema(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in tables else None
+        if version is None or version[0] != SCHEMA_VERSION:
+            for table in tables:
+                conn.execute(f'DROP TABLE "{table}"')
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
