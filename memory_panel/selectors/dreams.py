@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
 from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
+from memory_panel.store.all_realms_index import all_realms_index
 from memory_panel.store.realm_index import realm_index
-from memory_panel.store.realms import realm_alias, store_format
+from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.store.records import parse_json_text
-from memory_panel.store.rows import realm_rows
+from memory_panel.store.rows import realm_rows, skip_unreadable_realm
 from memory_panel.visibility import require_realm_history
 
 if TYPE_CHECKING:
@@ -46,9 +47,35 @@ class DreamSummary:
 def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[list[DreamSummary], list[str]]:
     """Steward runs grouped by run_id from the newest 5,000 audit rows per realm (docs/store-format.md §5.4)."""
     require_realm_history(access)
-    runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_dreams(name, limit)))
+    if realm is None:
+        runs, realms = _newest_runs_of_every_realm(access, limit)
+    else:
+        runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_dreams(name, limit)))
     runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)
     return runs[:limit], realms
+
+
+def _newest_runs_of_every_realm(access: Access, limit: int) -> tuple[list[DreamSummary], list[str]]:
+    """The newest ``limit`` runs across realms, reading only the realms that can hold one of them.
+
+    docs/realm-index.md §10: the console-wide index knows, for each small realm, the latest a run
+    of it can have ended; realms are read latest first until the next cannot beat the runs found.
+    A realm it does not hold (a large one) is always read.
+    """
+    names = realm_names()
+    index = all_realms_index(names, on_failure=skip_unreadable_realm)
+    newest = index.newest_dreams()
+    unlisted = [name for name in names if name not in index.listed]
+    candidates = unlisted + sorted(newest, key=lambda name: newest[name], reverse=True)
+    runs: list[DreamSummary] = []
+    read: list[str] = []
+    for name in candidates:
+        if name in newest and len(runs) >= limit and newest[name] < runs[limit - 1].last_op_at_ms:
+            break  # neither this realm nor any after it holds a run later than the runs found
+        found, covered = realm_rows(None, lambda name: _sampled(access, name, _realm_dreams(name, limit)), names=[name])
+        runs = sorted(runs + found, key=lambda run: run.last_op_at_ms, reverse=True)
+        read += covered
+    return runs, sorted({*index.listed, *read})
 
 
 def _realm_dreams(realm: str, limit: int) -> list[DreamSummary]:

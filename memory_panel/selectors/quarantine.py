@@ -15,13 +15,21 @@ from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import entry_records, list_rows, panel_realms, realm_read, records_by_id, skip_unreadable_realm
-from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
+from memory_panel.visibility import (
+    hidden_scope_kinds,
+    promotion_visible,
+    record_visible,
+    require_review,
+    scope_checker,
+)
 
 if TYPE_CHECKING:
     from access.caller import Access
 
 # Rows read per round trip while filling the queue with rows the caller may see.
 FILL_BATCH_MIN = 64
+# The most quarantined entries of the console-wide index read in one round trip.
+FILL_BATCH_MAX = 4096
 # The queue's two orders; MobKit's is the newest first (docs/wire-contract.md §1.2 (c)).
 QUEUE_ORDERS = ("newest", "oldest")
 # A preview is the body's first lines: enough to judge a row without opening it.
@@ -71,7 +79,7 @@ def quarantine_queue(
     read: list[str] = []
     names = panel_realms(realm)
     if realm is None:
-        # docs/realm-index.md §8: the small realms' queue and gate from the console-wide index.
+        # docs/realm-index.md §10: the small realms' queue and gate from the console-wide index.
         index = all_realms_index(names, on_failure=skip_unreadable_realm)
         records += _listed_quarantined(access, index, limit, oldest_first)
         promotions += [
@@ -98,7 +106,7 @@ def quarantine_queue(
             promotions += gated
             read.append(name)
     read.sort()
-    promotions.sort(key=lambda row: (row.realm, row.created_at_ms, row.pending_id))  # realm by realm, as before
+    promotions.sort(key=lambda row: (row.realm, row.created_at_ms, row.pending_id))  # realm by realm, each in its own order
     records.sort(key=lambda r: (r.created_at_ms, r.id), reverse=not oldest_first)
     shown = records[:limit]
     if not with_previews:
@@ -131,18 +139,24 @@ def _first_lines(body: str) -> str:
 
 
 def _listed_quarantined(access: Access, index: AllRealmsIndex, limit: int, oldest_first: bool) -> list[MemoryRecord]:
-    """The first quarantined rows of the realms the console-wide index holds, in the queue's order."""
-    batch = max(limit, FILL_BATCH_MIN)
+    """The first quarantined rows of the realms the console-wide index holds, in the queue's order.
+
+    Entries of scopes the caller may not read are skipped before any realm is opened, so only the
+    realms of the rows shown are read; the batch doubles while scopes hide most of it.
+    """
+    scope_ok = scope_checker(access)
     taken: list[MemoryRecord] = []
-    offset = 0
+    offset, batch = 0, limit
     while len(taken) < limit:
         entries = index.quarantined_entries(
             hidden_scope_kinds=hidden_scope_kinds(access), offset=offset, limit=batch, oldest_first=oldest_first
         )
-        taken += [record for record in entry_records(entries) if record_visible(access, record)]
+        readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
+        taken += [record for record in entry_records(readable) if record_visible(access, record)]
         if len(entries) < batch:
             break
         offset += batch
+        batch = min(batch * 2, FILL_BATCH_MAX)
     return taken[:limit]
 
 

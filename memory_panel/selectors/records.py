@@ -75,7 +75,7 @@ def _all_realm_rows(
 ) -> tuple[list[MemoryRecord], list[str]]:
     """Up to ``want`` visible rows of every realm after ``cursor``, and the realms they span.
 
-    The small realms answer from one console-wide index (docs/realm-index.md §8), so their number
+    The small realms answer from one console-wide index (docs/realm-index.md §10), so their number
     costs nothing; each realm that index does not hold (a large one, with an index of its own)
     is read as when asked for alone.
     """

@@ -6,7 +6,7 @@ its realm index in one. This file keeps the ordering and filter keys of every re
 ``MOBKIT_REALM_INDEX_MIN_ROWS`` rows (those with no realm index of their own) in one SQLite file,
 ``<persistent_state>/console/all-realms.sqlite3``, so an all-realm page is one keyset query here,
 merged with the few large realms' own indexes, and rows are read only from the realms that hold
-the page's rows (docs/realm-index.md §8).
+the page's rows (docs/realm-index.md §10).
 
 - A realm's keys are copied whole, inside SQLite (the realm attached read-only), whenever its
   file's signature (``memory_panel/store/changes.py``) moved since the last copy: a small realm
@@ -38,12 +38,13 @@ from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
+    # newest_dream_ms: the latest steward audit row of a dream run, the most recent any of its runs can be.
     "CREATE TABLE realms (realm INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,"
-    " listed INTEGER NOT NULL)",
+    " listed INTEGER NOT NULL, newest_dream_ms INTEGER)",
     # Columns holding a realm's own values have no declared type: a hand-edited number stays a number.
     "CREATE TABLE entries (realm INTEGER NOT NULL, memory_id NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL)",
@@ -65,6 +66,12 @@ _COPY = (
 _COPY_PROMOTIONS = (
     "INSERT INTO main.promotions SELECT ?, pending_id, record_id, scope_kind, scope_key, rationale, status,"
     " created_at_ms FROM realm.pending_promotions WHERE status = 'pending'"
+)
+# A time no hand edit can be later than stands in for one that is not a number.
+_NEWEST_DREAM = (
+    "SELECT MAX(CASE WHEN typeof(applied_at_ms) = 'integer' THEN applied_at_ms ELSE 9223372036854775807 END)"
+    " FROM realm.audit WHERE json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
+    " AND json_type(detail, '$.author.run_id') = 'text'"
 )
 PROMOTION_COLUMNS = ("pending_id", "record_id", "scope_kind", "scope_key", "rationale", "status", "created_at_ms")
 
@@ -159,6 +166,15 @@ class AllRealmsIndex:
         )
         return [(self.names[realm], dict(zip(PROMOTION_COLUMNS, values))) for realm, *values in rows]
 
+    def newest_dreams(self) -> dict[str, int]:
+        """Each listed realm holding a dream run: no run of it ended later than this (Unix ms)."""
+        where, args = self._listed_where()
+        rows = self.conn.execute(
+            f"SELECT realm, newest_dream_ms FROM realms WHERE {' AND '.join(where)} AND newest_dream_ms IS NOT NULL",
+            args,
+        )
+        return {self.names[realm]: newest for realm, newest in rows}
+
     def _listed_where(self) -> tuple[list[str], list]:
         return [f"realm IN ({', '.join('?' * len(self.listed))})"], list(self.listed.values())
 
@@ -216,7 +232,9 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
                 conn.execute(_COPY.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever),
                              (number,))
                 conn.execute(_COPY_PROMOTIONS, (number,))
-            conn.execute("UPDATE realms SET signature = ?, listed = ? WHERE realm = ?", (stored, listed, number))
+                newest_dream = conn.execute(_NEWEST_DREAM).fetchone()[0]
+            conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ? WHERE realm = ?",
+                         (stored, listed, newest_dream if listed else None, number))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

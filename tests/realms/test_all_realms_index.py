@@ -1,0 +1,104 @@
+"""All-realm pages read the realms that hold their rows, not every realm (docs/realm-index.md §8).
+
+Many small realms answer an all-realm records page, the quarantine queue and Dreams from one
+console-wide index of their keys; only the realms whose rows reach the page are opened. Counted
+here with Django's own ``connection_created`` signal: each realm read opens its alias once a request
+(the test client keeps connections between requests, so ``next_request`` closes them as a served
+request's end does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.db.backends.signals import connection_created
+
+from memory_panel.simulator.store_writer import ManualClock, StoreWriter, identity_scope
+from memory_panel.store.realms import REALM_ALIAS_PREFIX, close_realm_connections
+from tests.support.postures import LEAD, ROOT, USER
+from tests.support.rpc import panel
+from tests.support.worlds import write_notes
+from tests.support.written import T0, newest_first
+
+pytestmark = pytest.mark.django_db
+
+REALMS = 24
+NOTES = 6
+
+
+@pytest.fixture
+def opened() -> Iterator[list[str]]:
+    """The realm aliases opened since the last ``next_request``."""
+    names: list[str] = []
+
+    def note(sender, connection, **kwargs):
+        if connection.alias.startswith(REALM_ALIAS_PREFIX):
+            names.append(connection.alias[len(REALM_ALIAS_PREFIX):])
+
+    connection_created.connect(note)
+    yield names
+    connection_created.disconnect(note)
+
+
+def next_request(opened: list[str]) -> None:
+    close_realm_connections()
+    opened.clear()
+
+
+@pytest.fixture
+def many_realms(agent_memory_dir, signed_in):
+    """REALMS small realms whose notes interleave in time, the newest in realm ``r23``."""
+    rows = []
+    for i in range(REALMS):
+        quarantine_one = (lambda n: ("identity", LEAD, n == 0))
+        rows += write_notes(agent_memory_dir, f"r{i:02d}", NOTES, start_ms=T0 + i, tie_every=1,
+                            pick_scope=quarantine_one)
+    signed_in(USER)
+    return rows
+
+
+def test_an_all_realm_records_page_opens_only_the_realms_of_its_rows(client, many_realms, opened):
+    panel(client, "records", {"limit": 5})  # the first look copies every realm's keys
+    next_request(opened)
+    result = panel(client, "records", {"limit": 5}).result
+    want = newest_first(row for row in many_realms if row.status_kind != "quarantined")[:6]
+    assert [row["id"] for row in result["records"]] == [row.id for row in want[:5]]
+    assert set(opened) == {row.realm for row in want}  # the sixth says whether a next page exists
+    assert len(opened) < REALMS
+
+
+def test_a_deep_all_realm_page_costs_what_the_first_does(client, many_realms, opened):
+    panel(client, "records", {"limit": 5})
+    visible = newest_first(row for row in many_realms if row.status_kind != "quarantined")
+    cursor = f"{visible[59].updated_at_ms}:{visible[59].id}"
+    next_request(opened)
+    result = panel(client, "records", {"limit": 5, "cursor": cursor}).result
+    assert [row["id"] for row in result["records"]] == [row.id for row in visible[60:65]]
+    assert set(opened) == {row.realm for row in visible[60:66]}
+
+
+def test_a_realm_written_between_two_pages_is_listed_by_the_next(client, many_realms, agent_memory_dir):
+    panel(client, "records", {"limit": 5})
+    with StoreWriter.open("r05", root=agent_memory_dir, clock=ManualClock(T0 + 10_000_000)) as writer:
+        written = writer.remember(identity_scope("r05", LEAD), "written after the first page", "body")
+    first = panel(client, "records", {"limit": 1}).result["records"][0]
+    assert (first["id"], first["title"]) == (written, "written after the first page")
+
+
+def test_a_realm_that_appears_between_two_pages_is_listed_by_the_next(client, many_realms, agent_memory_dir):
+    panel(client, "records", {"limit": 5})
+    later = write_notes(agent_memory_dir, "late", 1, start_ms=T0 + 10_000_000)
+    first = panel(client, "records", {"limit": 1}).result["records"][0]
+    assert (first["id"], first["title"]) == (later[0].id, later[0].title)
+
+
+def test_the_quarantine_queue_across_realms_opens_only_the_realms_it_shows(client, many_realms, opened, signed_in):
+    signed_in(ROOT)
+    panel(client, "quarantine", {"limit": 3})
+    next_request(opened)
+    result = panel(client, "quarantine", {"limit": 3}).result
+    queued = sorted((row for row in many_realms if row.status_kind == "quarantined"),
+                    key=lambda row: (row.created_at_ms, row.id), reverse=True)
+    assert [row["id"] for row in result["records"]] == [row.id for row in queued[:3]]
+    assert set(opened) == {row.realm for row in queued[:3]}
