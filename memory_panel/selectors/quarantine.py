@@ -12,9 +12,10 @@ from memory_panel.models import PendingPromotion, Record
 from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
-from memory_panel.visibility import hidden_scope_kinds, promotion_visible, record_visible, require_review
+from memory_panel.store.rows import filtered_list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.visibility import promotion_visible, record_visible, require_review
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -120,23 +121,16 @@ def _visible_quarantined(
     access: Access, alias: str, realm: str, limit: int, oldest_first: bool
 ) -> list[MemoryRecord]:
     """The first quarantined rows (in the queue's order) the caller may see, up to ``limit``."""
-    hidden_kinds = hidden_scope_kinds(access)
+    filters = RecordFilter(status="quarantined").for_caller(access)
     index = realm_index(realm)
     direction = "" if oldest_first else "-"
-    queryset = (
-        list_rows(alias, realm)
-        .filter(status_kind="quarantined")
-        .exclude(scope_kind__in=hidden_kinds)
-        .order_by(f"{direction}created_at_ms", f"{direction}memory_id")
-    )
+    queryset = filtered_list_rows(alias, realm, filters).order_by(f"{direction}created_at_ms", f"{direction}memory_id")
     batch = max(limit, FILL_BATCH_MIN)
     taken: list[MemoryRecord] = []
     offset = 0
     while len(taken) < limit:
         if index is not None:
-            ids = index.quarantined_ids(
-                hidden_scope_kinds=hidden_kinds, offset=offset, limit=batch, oldest_first=oldest_first
-            )
+            ids = index.queue_ids(filters, offset=offset, limit=batch, oldest_first=oldest_first)
             chunk, read = records_by_id(alias, realm, ids), len(ids)
         else:
             chunk = [decode_record(realm, row) for row in queryset[offset : offset + batch]]
