@@ -207,7 +207,7 @@ def main() -> None:
 
     from memory_panel.search_text import parse_query
     from memory_panel.selectors.counts import COUNT_CAP, record_count
-    from memory_panel.wire.params import RecordFilter
+    from memory_panel.store.record_filter import RecordFilter
     from access.caller import access_for, caller_for_user
 
     access = access_for(caller_for_user(User.objects.get(username="bench"), sign_in="session"))

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from memory_panel.search_text import SearchQuery
 from memory_panel.selectors.search import search_filter
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.rows import panel_realms, realm_read
 from memory_panel.store.search_index import search_index
 from memory_panel.visibility import require_record_list, require_review
-from memory_panel.wire.params import RecordFilter
 
 if TYPE_CHECKING:
     from access.caller import Access

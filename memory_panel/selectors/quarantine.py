@@ -13,15 +13,17 @@ from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.all_realms_index import PROMOTION_COLUMNS, AllRealmsIndex, all_realms_index
 from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import entry_records, list_rows, panel_realms, realm_read, records_by_id, skip_unreadable_realm
-from memory_panel.visibility import (
-    hidden_scope_kinds,
-    promotion_visible,
-    record_visible,
-    require_review,
-    scope_checker,
+from memory_panel.store.rows import (
+    entry_records,
+    filtered_list_rows,
+    panel_realms,
+    realm_read,
+    records_by_id,
+    skip_unreadable_realm,
 )
+from memory_panel.visibility import promotion_visible, record_visible, require_review, scope_checker
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -144,13 +146,12 @@ def _listed_quarantined(access: Access, index: AllRealmsIndex, limit: int, oldes
     Entries of scopes the caller may not read are skipped before any realm is opened, so only the
     realms of the rows shown are read; the batch doubles while scopes hide most of it.
     """
+    filters = RecordFilter(status="quarantined").for_caller(access)
     scope_ok = scope_checker(access)
     taken: list[MemoryRecord] = []
     offset, batch = 0, limit
     while len(taken) < limit:
-        entries = index.quarantined_entries(
-            hidden_scope_kinds=hidden_scope_kinds(access), offset=offset, limit=batch, oldest_first=oldest_first
-        )
+        entries = index.queue_entries(filters, offset=offset, limit=batch, oldest_first=oldest_first)
         readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
         taken += [record for record in entry_records(readable) if record_visible(access, record)]
         if len(entries) < batch:
@@ -164,23 +165,16 @@ def _visible_quarantined(
     access: Access, alias: str, realm: str, limit: int, oldest_first: bool
 ) -> list[MemoryRecord]:
     """The first quarantined rows (in the queue's order) the caller may see, up to ``limit``."""
-    hidden_kinds = hidden_scope_kinds(access)
+    filters = RecordFilter(status="quarantined").for_caller(access)
     index = realm_index(realm)
     direction = "" if oldest_first else "-"
-    queryset = (
-        list_rows(alias, realm)
-        .filter(status_kind="quarantined")
-        .exclude(scope_kind__in=hidden_kinds)
-        .order_by(f"{direction}created_at_ms", f"{direction}memory_id")
-    )
+    queryset = filtered_list_rows(alias, realm, filters).order_by(f"{direction}created_at_ms", f"{direction}memory_id")
     batch = max(limit, FILL_BATCH_MIN)
     taken: list[MemoryRecord] = []
     offset = 0
     while len(taken) < limit:
         if index is not None:
-            ids = index.quarantined_ids(
-                hidden_scope_kinds=hidden_kinds, offset=offset, limit=batch, oldest_first=oldest_first
-            )
+            ids = index.queue_ids(filters, offset=offset, limit=batch, oldest_first=oldest_first)
             chunk, read = records_by_id(alias, realm, ids), len(ids)
         else:
             chunk = [decode_record(realm, row) for row in queryset[offset : offset + batch]]

@@ -13,20 +13,14 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from memory_panel.cursor import UtilityCursor
-from memory_panel.store.realm_index import IndexQuery, realm_index
+from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realms import realm_alias
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import realm_cursor, realm_rows, records_by_id
 from memory_panel.store.utility import utility_rows
-from memory_panel.selectors.records import RecordPage, _equality_filters
-from memory_panel.visibility import (
-    hidden_scope_kinds,
-    record_visible,
-    require_record_list,
-    scope_checker,
-    sees_quarantined,
-)
-from memory_panel.wire.params import RecordFilter
+from memory_panel.selectors.records import RecordPage
+from memory_panel.visibility import record_visible, require_record_list, scope_checker
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -39,13 +33,9 @@ def record_list_by_utility(
 ) -> RecordPage:
     """One page in the utility order, holding only rows the caller may see; realms merged by key."""
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
-    query = IndexQuery(
-        **_equality_filters(filters),
-        hidden_scope_kinds=hidden_scope_kinds(access),
-        hide_quarantined=not sees_quarantined(access),
-    )
+    filters = filters.for_caller(access)
     # One sorted run per realm; a realm that cannot be read is skipped and named (docs/realm-failures.md §1).
-    per_realm, realms = realm_rows(realm, lambda name: [_visible(access, name, query, cursor, limit + 1)])
+    per_realm, realms = realm_rows(realm, lambda name: [_visible(access, name, filters, cursor, limit + 1)])
     merged = list(islice(heapq.merge(*per_realm, key=lambda pair: pair[0]), limit + 1))
     page = [record for _, record in merged[:limit]]
     next_cursor = UtilityCursor(merged[limit - 1][0]) if len(merged) > limit else None
@@ -53,7 +43,7 @@ def record_list_by_utility(
 
 
 def _visible(
-    access: Access, realm: str, query: IndexQuery, cursor: UtilityCursor | None, want: int
+    access: Access, realm: str, filters: RecordFilter, cursor: UtilityCursor | None, want: int
 ) -> list[tuple[str, MemoryRecord]]:
     """Up to ``want`` (key, record) pairs of one realm after ``cursor``, in the utility order."""
     scope_ok = scope_checker(access)
@@ -63,9 +53,9 @@ def _visible(
     batch = want
     while len(out) < want:
         if index is not None:
-            entries = index.utility_entries(query, after, batch)
+            entries = index.utility_entries(filters, after, batch)
         else:
-            entries = _direct_entries(realm, query, after, batch)
+            entries = _direct_entries(realm, filters, after, batch)
         keys = {memory_id: key for key, memory_id, kind, scope_key in entries if scope_ok(kind, scope_key)}
         records = records_by_id(realm_alias(realm), realm, list(keys))
         out += [(keys[r.id], r) for r in records if record_visible(access, r)]
@@ -76,18 +66,13 @@ def _visible(
     return out[:want]
 
 
-def _direct_entries(realm: str, query: IndexQuery, after: str | None, limit: int) -> list[tuple[str, str, str, str]]:
+def _direct_entries(
+    realm: str, filters: RecordFilter, after: str | None, limit: int
+) -> list[tuple[str, str, str, str]]:
     """The utility order of a realm without an index: every key computed, the next ``limit`` kept."""
-    wanted = {c: getattr(query, c) for c in ("scope_kind", "scope_key", "status_kind", "kind", "trust")}
     rows = (
         (key, memory_id, kind, scope_key)
         for key, memory_id, kind, scope_key, status, record_kind, trust in utility_rows(realm_cursor(realm))
-        if (after is None or key > after)
-        and kind not in query.hidden_scope_kinds
-        and not (query.hide_quarantined and status == "quarantined")
-        and all(
-            value is None or value == actual
-            for value, actual in zip(wanted.values(), (kind, scope_key, status, record_kind, trust))
-        )
+        if (after is None or key > after) and filters.admits(kind, scope_key, status, record_kind, trust)
     )
     return heapq.nsmallest(limit, rows)

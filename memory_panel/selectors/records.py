@@ -16,19 +16,19 @@ from django.db.models.expressions import RawSQL
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.errors import UnknownRealm
 from memory_panel.models import Record
-from memory_panel.store.all_realms_index import AllRealmsIndex, EntryFilter, all_realms_index
-from memory_panel.store.realm_index import IndexQuery, RealmIndex, realm_index
+from memory_panel.store.all_realms_index import AllRealmsIndex, all_realms_index
+from memory_panel.store.realm_index import RealmIndex, realm_index
 from memory_panel.store.realms import realm_alias, realm_names
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import entry_records, list_rows, realm_rows, records_in_place, skip_unreadable_realm
-from memory_panel.visibility import (
-    hidden_scope_kinds,
-    record_visible,
-    require_record_list,
-    scope_checker,
-    sees_quarantined,
+from memory_panel.store.record_filter import RecordFilter
+from memory_panel.store.rows import (
+    entry_records,
+    filtered_list_rows,
+    realm_rows,
+    records_in_place,
+    skip_unreadable_realm,
 )
-from memory_panel.wire.params import RecordFilter
+from memory_panel.visibility import record_visible, require_record_list, scope_checker
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -81,10 +81,9 @@ def _all_realm_rows(
     """
     names = realm_names()
     index = all_realms_index(names, on_failure=skip_unreadable_realm)
-    rows = _listed_rows(access, index, filters, cursor, want)
-    others, realms = realm_rows(
-        None, lambda name: _visible_rows(access, name, filters, cursor, want), names=[n for n in names if n not in index.listed]
-    )
+    rows = _listed_rows(access, index, filters.for_caller(access), cursor, want)
+    unlisted = [name for name in names if name not in index.listed]
+    others, realms = realm_rows(None, lambda name: _visible_rows(access, name, filters, cursor, want), names=unlisted)
     return rows + others, sorted([*index.listed, *realms])
 
 
@@ -96,17 +95,12 @@ def _listed_rows(
     As a realm index's chunks (``_index_chunk``): entries of scopes the caller may not read are
     skipped before any row is read, and the key batch doubles while they hide most of it.
     """
-    entry_filter = EntryFilter(
-        **_equality_filters(filters, status="status"),
-        hidden_scope_kinds=hidden_scope_kinds(access),
-        hide_reviewer_only=not sees_quarantined(access),
-    )
     scope_ok = scope_checker(access)
     visible: list[MemoryRecord] = []
     position = cursor
     batch = want
     while len(visible) < want:
-        entries = index.page_entries(entry_filter, position, batch)
+        entries = index.page_entries(filters, position, batch)
         readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
         for record in entry_records(readable):
             if record_visible(access, record):
@@ -132,21 +126,14 @@ def _visible_rows(
         alias = realm_alias(realm)
     except UnknownRealm:
         return []  # the file went away since discovery: nothing to show for it
-    hidden_kinds = hidden_scope_kinds(access)
-    hide_quarantined = not sees_quarantined(access)
+    filters = filters.for_caller(access)
     index = realm_index(realm)
     if index is not None:
-        query = IndexQuery(
-            **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
-        )
         scope_ok = scope_checker(access)
-        scopes = _few_readable_scopes(index, query, scope_ok)
-        next_chunk = partial(_index_chunk, index, alias, realm, query, scopes, scope_ok)
+        filters = _few_readable_scopes(index, filters, scope_ok)
+        next_chunk = partial(_index_chunk, index, alias, realm, filters, scope_ok)
     else:
-        queryset = list_rows(alias, realm).filter(**_equality_filters(filters))
-        if hide_quarantined:
-            queryset = queryset.exclude(status_kind="quarantined")
-        next_chunk = partial(_direct_chunk, queryset.exclude(scope_kind__in=hidden_kinds), realm)
+        next_chunk = partial(_direct_chunk, filtered_list_rows(alias, realm, filters), realm)
     # Hidden rows make a direct read overshoot; index chunks already hold only readable scopes.
     batch = max(want, FILL_BATCH_MIN) if access.enforced and index is None else want
     visible: list[MemoryRecord] = []
@@ -179,8 +166,7 @@ def _index_chunk(
     index: RealmIndex,
     alias: str,
     realm: str,
-    query: IndexQuery,
-    scopes: list[tuple[str, str]] | None,
+    filters: RecordFilter,
     scope_ok: Callable[[str, str], bool],
     after: Cursor | None,
     size: int,
@@ -196,10 +182,7 @@ def _index_chunk(
     position = after
     batch = size
     while True:
-        if scopes is not None:
-            entries = index.page_entries_in_scopes(query, scopes, position, batch)
-        else:
-            entries = index.page_entries(query, position, batch)
+        entries = index.page_entries(filters, position, batch)
         for updated_at_ms, memory_id, scope_kind, scope_key in entries:
             if scope_ok(scope_kind, scope_key):
                 keys[memory_id] = updated_at_ms
@@ -216,29 +199,17 @@ FEW_SCOPES = 64
 
 
 def _few_readable_scopes(
-    index: RealmIndex, query: IndexQuery, scope_ok: Callable[[str, str], bool]
-) -> list[tuple[str, str]] | None:
-    """The scopes to seek one by one when the caller may read only a few of several; else None."""
-    if query.scope_kind is not None and query.scope_key is not None:
-        return None  # already one scope
-    candidates = [
-        (kind, key)
-        for kind, key in index.scopes()
-        if query.scope_kind in (None, kind) and kind not in query.hidden_scope_kinds
-    ]
+    index: RealmIndex, filters: RecordFilter, scope_ok: Callable[[str, str], bool]
+) -> RecordFilter:
+    """``filters`` kept to the readable scopes when the caller may read only a few of several.
+
+    The index then seeks each of those scopes' runs and merges them, never walking the others'.
+    """
+    if filters.scope_kind is not None and filters.scope_key is not None:
+        return filters  # already one scope
+    candidates = [scope for scope in index.scopes() if filters.admits_scope(*scope)]
     readable = [scope for scope in candidates if scope_ok(*scope)]
-    return readable if len(readable) < len(candidates) and len(readable) <= FEW_SCOPES else None
-
-
-def _equality_filters(filters: RecordFilter, *, status: str = "status_kind") -> dict[str, str]:
-    wanted = {
-        "scope_kind": filters.scope_kind,
-        "scope_key": filters.scope_key,
-        status: filters.status,
-        "kind": filters.kind,
-        "trust": filters.trust,
-    }
-    return {column: value for column, value in wanted.items() if value is not None}
+    return filters.within(readable) if len(readable) < len(candidates) and len(readable) <= FEW_SCOPES else filters
 
 
 def list_claimant_ids(*, records: list[MemoryRecord]) -> set[str]:

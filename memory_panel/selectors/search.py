@@ -18,17 +18,11 @@ from memory_panel.cursor import SearchCursor
 from memory_panel.search_text import SearchQuery, highlight, snippet
 from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.realms import realm_alias
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import realm_read, realm_rows, records_by_id
-from memory_panel.store.search_index import Hit, SearchFilter, SearchIndex, search_index
-from memory_panel.visibility import (
-    hidden_scope_kinds,
-    record_visible,
-    require_record_list,
-    scope_checker,
-    sees_quarantined,
-)
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.search_index import Hit, SearchIndex, search_index
+from memory_panel.visibility import record_visible, require_record_list, scope_checker
 
 if TYPE_CHECKING:
     from access.caller import Access
@@ -105,31 +99,18 @@ def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
     return (hit.window, -hit.bm25, hit.updated_at_ms, hit.memory_id)
 
 
-def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> SearchFilter:
-    """The index filter for this caller: the request's filters and every scope it may not read."""
-    hidden = hidden_scope_kinds(access)
-    scopes = None
-    if access.enforced:
-        scope_ok = scope_checker(access)
-        candidates = [
-            (kind, key)
-            for kind, key in index.scopes()
-            if kind not in hidden and filters.scope_kind in (None, kind) and filters.scope_key in (None, key)
-        ]
-        readable = tuple(scope for scope in candidates if scope_ok(*scope))
-        if len(readable) < len(candidates):
-            # Past what SQLite can bind, the surplus scopes are left out: too little, never too much.
-            scopes = readable[:MAX_LISTED_SCOPES]
-    return SearchFilter(
-        scope_kind=filters.scope_kind,
-        scope_key=filters.scope_key,
-        status_kind=filters.status,
-        kind=filters.kind,
-        trust=filters.trust,
-        hidden_scope_kinds=hidden,
-        hide_reviewer_only=not sees_quarantined(access),
-        scopes=scopes,
-    )
+def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> RecordFilter:
+    """``filters`` for this caller in this index: what it may never see, and only the scopes it may read."""
+    filters = filters.for_caller(access)
+    if not access.enforced:
+        return filters
+    scope_ok = scope_checker(access)
+    candidates = [scope for scope in index.scopes() if filters.admits_scope(*scope)]
+    readable = [scope for scope in candidates if scope_ok(*scope)]
+    if len(readable) == len(candidates):
+        return filters
+    # Past what SQLite can bind, the surplus scopes are left out: too little, never too much.
+    return filters.within(readable[:MAX_LISTED_SCOPES])
 
 
 def _results(access: Access, query: SearchQuery, page: list[tuple[Hit, str]], *, alone: bool) -> list[SearchResult]:

@@ -34,6 +34,7 @@ from memory_panel import conf
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.changes import signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
@@ -85,19 +86,6 @@ class Entry:
     scope_key: str
 
 
-@dataclass(frozen=True)
-class EntryFilter:
-    """Equality filters on entries, and what the caller may never see."""
-
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status: str | None = None
-    kind: str | None = None
-    trust: str | None = None
-    hidden_scope_kinds: tuple[str, ...] = ()
-    hide_reviewer_only: bool = False
-
-
 class AllRealmsIndex:
     """The index as one request sees it: caught up with every realm it lists."""
 
@@ -106,21 +94,11 @@ class AllRealmsIndex:
         self.listed = listed  # realm name → its number here, for the realms this index answers for
         self.names = {number: name for name, number in listed.items()}
 
-    def page_entries(self, filters: EntryFilter, after: Cursor | None, limit: int) -> list[Entry]:
+    def page_entries(self, filters: RecordFilter, after: Cursor | None, limit: int) -> list[Entry]:
         """The next ``limit`` entries of the listed realms after ``after``, newest first."""
         if not self.listed:
             return []
-        where, args = self._listed_where()
-        for column in ("scope_kind", "scope_key", "status", "kind", "trust"):
-            value = getattr(filters, column)
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if filters.hidden_scope_kinds:
-            where.append(f"scope_kind NOT IN ({', '.join('?' * len(filters.hidden_scope_kinds))})")
-            args += filters.hidden_scope_kinds
-        if filters.hide_reviewer_only:
-            where.append("reviewer_only = 0")
+        where, args = self._where(filters)
         if after is not None:
             predicate, predicate_args = keyset_predicate(after)
             if predicate_args:  # the bound first, so SQLite seeks the index there
@@ -128,31 +106,43 @@ class AllRealmsIndex:
                 args.append(after.updated_at_ms)
             where.append(predicate)
             args += predicate_args
+        return self._entries(where, args, "updated_at_ms DESC, memory_id DESC LIMIT ?", [limit])
+
+    def queue_entries(self, filters: RecordFilter, *, offset: int, limit: int, oldest_first: bool) -> list[Entry]:
+        """Entries of the listed realms in the quarantine queue's order (created_at_ms, memory_id)."""
+        if not self.listed:
+            return []
+        where, args = self._where(filters)
+        direction = "ASC" if oldest_first else "DESC"
+        return self._entries(where, args, f"created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?",
+                             [limit, offset])
+
+    def _entries(self, where: list[str], args: list, order: str, tail: list) -> list[Entry]:
         rows = self.conn.execute(
-            "SELECT updated_at_ms, memory_id, realm, scope_kind, scope_key FROM entries"
-            f" WHERE {' AND '.join(where)} ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?",
-            [*args, limit],
+            f"SELECT updated_at_ms, memory_id, realm, scope_kind, scope_key FROM entries"
+            f" WHERE {' AND '.join(where)} ORDER BY {order}",
+            [*args, *tail],
         )
         return [Entry(ms, memory_id, self.names[realm], kind, key) for ms, memory_id, realm, kind, key in rows]
 
-    def quarantined_entries(
-        self, *, hidden_scope_kinds: tuple[str, ...], offset: int, limit: int, oldest_first: bool
-    ) -> list[Entry]:
-        """Quarantined entries of the listed realms in the queue's order (created_at_ms, memory_id)."""
-        if not self.listed:
-            return []
+    def _where(self, filters: RecordFilter) -> tuple[list[str], list]:
+        """The listed realms, and ``filters`` as conditions on ``entries`` (reviewer-only rows exactly)."""
         where, args = self._listed_where()
-        where.append("status = 'quarantined'")
-        if hidden_scope_kinds:
-            where.append(f"scope_kind NOT IN ({', '.join('?' * len(hidden_scope_kinds))})")
-            args += hidden_scope_kinds
-        direction = "ASC" if oldest_first else "DESC"
-        rows = self.conn.execute(
-            f"SELECT updated_at_ms, memory_id, realm, scope_kind, scope_key FROM entries WHERE {' AND '.join(where)}"
-            f" ORDER BY created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?",
-            [*args, limit, offset],
-        )
-        return [Entry(ms, memory_id, self.names[realm], kind, key) for ms, memory_id, realm, kind, key in rows]
+        for column, value in filters.realm_columns().items():
+            where.append(f"{'status' if column == 'status_kind' else column} = ?")
+            args.append(value)
+        if filters.hidden_scope_kinds:
+            where.append(f"scope_kind NOT IN ({', '.join('?' * len(filters.hidden_scope_kinds))})")
+            args += filters.hidden_scope_kinds
+        if filters.hide_reviewer_only:
+            where.append("reviewer_only = 0")
+        if filters.scopes is not None:
+            if not filters.scopes:
+                where.append("0")
+            else:
+                where.append(f"(scope_kind, scope_key) IN (VALUES {', '.join(['(?, ?)'] * len(filters.scopes))})")
+                args += [part for scope in filters.scopes for part in scope]
+        return where, args
 
     def pending_promotions(self) -> list[tuple[str, dict]]:
         """(realm, row) of each promotion waiting at the gate in the listed realms, oldest first."""

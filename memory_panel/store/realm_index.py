@@ -29,8 +29,8 @@ import heapq
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -68,6 +68,7 @@ from memory_panel.store.console_index.numbering import (
     SCOPE_TEXT,
 )
 from memory_panel.store.realms import realm_exists, realm_path
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows, usage_sql
 from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
@@ -136,19 +137,6 @@ _COPY_ENTRIES = (
 _SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
 
 
-@dataclass(frozen=True)
-class IndexQuery:
-    """Filters for an index page: equality filters plus what the caller can never see."""
-
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status_kind: str | None = None
-    kind: str | None = None
-    trust: str | None = None
-    hidden_scope_kinds: tuple[str, ...] = ()
-    hide_quarantined: bool = False
-
-
 def index_dir() -> Path:
     return conf.persistent_state() / "console" / "realm-index"
 
@@ -161,10 +149,27 @@ class RealmIndex:
         self.conn = conn
 
     def page_entries(
-        self, query: IndexQuery, after: Cursor | None, limit: int, *, never_injected_only: bool = False
+        self, filters: RecordFilter, after: Cursor | None, limit: int, *, never_injected_only: bool = False
     ) -> list[tuple[int, str, str, str]]:
-        """(updated_at_ms, memory_id, scope_kind, scope_key) of the next ``limit`` entries, newest first."""
-        where, args = self._where(query)
+        """(updated_at_ms, memory_id, scope_kind, scope_key) of the next ``limit`` entries, newest first.
+
+        Kept to a list of scopes (``filters.scopes``), it is one index seek per scope, merged: for a
+        caller who may read a few scopes of many, this costs the same at any depth, where walking
+        the whole order and skipping other scopes' entries would grow with the realm.
+        """
+        if filters.scopes is not None:
+            entries = heapq.merge(
+                *(
+                    self.page_entries(
+                        replace(filters, scope_kind=kind, scope_key=key, scopes=None), after, limit,
+                        never_injected_only=never_injected_only,
+                    )
+                    for kind, key in filters.scopes
+                ),
+                reverse=True,
+            )
+            return list(islice(entries, limit))
+        where, args = self._where(filters)
         if never_injected_only:
             where.append("e.utility IS NULL")
         if after is not None:
@@ -180,20 +185,6 @@ class RealmIndex:
         )
         return self.conn.execute(sql, [*args, limit]).fetchall()
 
-    def page_entries_in_scopes(
-        self, query: IndexQuery, scopes: Sequence[tuple[str, str]], after: Cursor | None, limit: int
-    ) -> list[tuple[int, str, str, str]]:
-        """As ``page_entries``, within the given scopes only: one index seek per scope, merged.
-
-        For a caller who may read a few scopes of many, this costs the same at any depth, where
-        walking the whole order and skipping other scopes' entries would grow with the realm.
-        """
-        entries = heapq.merge(
-            *(self.page_entries(replace(query, scope_kind=kind, scope_key=key), after, limit) for kind, key in scopes),
-            reverse=True,
-        )
-        return list(islice(entries, limit))
-
     def scopes(self) -> list[tuple[str, str]]:
         """Every (scope_kind, scope_key) that holds at least one record."""
         return self.conn.execute(
@@ -201,11 +192,9 @@ class RealmIndex:
             " WHERE EXISTS (SELECT 1 FROM holdings h WHERE h.scope = s.scope AND h.records > 0)"
         ).fetchall()
 
-    def quarantined_ids(
-        self, *, hidden_scope_kinds: Sequence[str], offset: int, limit: int, oldest_first: bool = False
-    ) -> list[str]:
-        query = IndexQuery(status_kind="quarantined", hidden_scope_kinds=tuple(hidden_scope_kinds))
-        where, args = self._where(query)
+    def queue_ids(self, filters: RecordFilter, *, offset: int, limit: int, oldest_first: bool = False) -> list[str]:
+        """Ids of the entries ``filters`` keeps in the quarantine queue's order: by creation, newest first."""
+        where, args = self._where(filters)
         direction = "ASC" if oldest_first else "DESC"
         sql = (
             f"SELECT e.memory_id FROM entries e{_where_sql(where)}"
@@ -248,7 +237,7 @@ class RealmIndex:
 
     def quarantined_before(self, cutoff_ms: int) -> list[tuple[str, str, int]]:
         """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``: the review backlog."""
-        where, args = self._where(IndexQuery(status_kind="quarantined"))
+        where, args = self._where(RecordFilter(status="quarantined"))
         return self.conn.execute(
             "SELECT l.text, s.scope_key, q.records FROM (SELECT e.scope AS scope, COUNT(*) AS records"
             f" FROM entries e{_where_sql([*where, 'e.created_at_ms < ?'])} GROUP BY 1) q"
@@ -256,9 +245,7 @@ class RealmIndex:
             [*args, cutoff_ms],
         ).fetchall()
 
-    def utility_entries(
-        self, query: IndexQuery, after: str | None, limit: int
-    ) -> list[tuple[str, str, str, str]]:
+    def utility_entries(self, filters: RecordFilter, after: str | None, limit: int) -> list[tuple[str, str, str, str]]:
         """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order.
 
         Records ever injected come first, by their rank; the rest (never injected) follow in the
@@ -268,7 +255,7 @@ class RealmIndex:
         found: list[tuple[str, str, str, str]] = []
         recency_after: Cursor | None = None
         if rank is None or not never_injected(rank):
-            where, args = self._where(query)
+            where, args = self._where(filters)
             where.append("e.utility IS NOT NULL")
             if rank is not None:
                 bound = rank.to_bytes(RANK_BYTES, "big")
@@ -284,7 +271,7 @@ class RealmIndex:
                 return found
         else:
             recency_after = Cursor(_rank_updated_at_ms(rank), memory_id)
-        rest = self.page_entries(query, recency_after, limit - len(found), never_injected_only=True)
+        rest = self.page_entries(filters, recency_after, limit - len(found), never_injected_only=True)
         return found + [
             (utility_key(injected=0, useful=0, body_bytes=0, updated_at_ms=ms, memory_id=m), m, kind, key)
             for ms, m, kind, key in rest
@@ -298,16 +285,14 @@ class RealmIndex:
         rows = self.conn.execute("SELECT audit_id FROM steward_audit ORDER BY audit_id DESC LIMIT ?", (limit,))
         return [row[0] for row in rows]
 
-    def _where(self, query: IndexQuery) -> tuple[list[str], list]:
-        """The query's filters as conditions on ``entries e``, its texts turned into their numbers."""
-        filters = NumberedFilters(self.conn, "e")
-        filters.records(
-            scope_kind=query.scope_kind, scope_key=query.scope_key, status_kind=query.status_kind,
-            kind=query.kind, trust=query.trust, hidden_scope_kinds=query.hidden_scope_kinds,
-        )
-        if query.hide_quarantined:
-            filters.exclude("status", ["quarantined"])
-        return filters.where, filters.args
+    def _where(self, filters: RecordFilter) -> tuple[list[str], list]:
+        """The filters as conditions on ``entries e``, their texts turned into their numbers."""
+        numbered = NumberedFilters(self.conn, "e")
+        numbered.records(filters)
+        if filters.hide_reviewer_only:
+            # An entry has no ever_quarantined: the row check leaves out the retired evidence.
+            numbered.exclude("status", ["quarantined"])
+        return numbered.where, numbered.args
 
 
 def _where_sql(where: list[str]) -> str:

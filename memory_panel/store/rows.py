@@ -22,6 +22,7 @@ from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
 from memory_panel.store.all_realms_index import Entry
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
 
 logger = logging.getLogger("memory_panel.store")
@@ -140,6 +141,18 @@ def list_rows(alias: str, realm: str):
         .annotate(body_bytes=Length(Cast("body", BinaryField())))
         .values(*record_columns(realm, LIST_COLUMNS), "body_bytes")
     )
+
+
+def filtered_list_rows(alias: str, realm: str, filters: RecordFilter):
+    """``list_rows`` that ``filters`` keeps, read straight from the realm file as the realm index would keep them.
+
+    ``filters.scopes`` comes from an index's own scope list and is never set for a direct read.
+    """
+    queryset = list_rows(alias, realm).filter(**filters.realm_columns())
+    queryset = queryset.exclude(scope_kind__in=filters.hidden_scope_kinds)
+    if filters.hide_reviewer_only:  # the status only, as the realm index: the row check does the rest
+        queryset = queryset.exclude(status_kind="quarantined")
+    return queryset
 
 
 def full_rows(alias: str, realm: str):

@@ -45,6 +45,7 @@ from memory_panel.store.console_index.numbering import (
     NUMBERING_SCHEMA,
 )
 from memory_panel.store.realms import realm_exists, realm_path, store_failed, store_format
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
@@ -72,21 +73,6 @@ _INDEXES = (
     "CREATE INDEX docs_status_scope ON docs (status, scope)",
 )
 _DOC_COLUMNS = "scope_kind, scope, status, kind, trust, reviewer_only, updated_at_ms, text_hash"
-
-
-@dataclass(frozen=True)
-class SearchFilter:
-    """What a search keeps: equality filters, plus what the caller may never see."""
-
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status_kind: str | None = None
-    kind: str | None = None
-    trust: str | None = None
-    hidden_scope_kinds: tuple[str, ...] = ()
-    hide_reviewer_only: bool = False
-    # None: every scope the other filters allow; else only these (kind, key) pairs.
-    scopes: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,22 +128,22 @@ class SearchIndex:
     def max_doc(self) -> int:
         return self.conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
 
-    def hits(self, match: str, where: SearchFilter, after: Hit | None, limit: int, shift: int | None) -> list[Hit]:
+    def hits(self, match: str, filters: RecordFilter, after: Hit | None, limit: int, shift: int | None) -> list[Hit]:
         """The next ``limit`` matches: window by window, newest window first; best score first within one."""
         if shift is None:
-            return self._window_hits(match, where, after, limit, 0, None)
+            return self._window_hits(match, filters, after, limit, 0, None)
         found: list[Hit] = []
         window = after.window if after is not None else self.max_doc() >> shift
         while window >= 0 and len(found) < limit:
             resume = after if after is not None and after.window == window else None
-            found += self._window_hits(match, where, resume, limit - len(found), window, shift)
+            found += self._window_hits(match, filters, resume, limit - len(found), window, shift)
             window -= 1
         return found
 
     def _window_hits(
-        self, match: str, where: SearchFilter, after: Hit | None, limit: int, window: int, shift: int | None
+        self, match: str, filters: RecordFilter, after: Hit | None, limit: int, window: int, shift: int | None
     ) -> list[Hit]:
-        conditions, args = self._conditions(where)
+        conditions, args = self._conditions(filters)
         if shift is not None:
             conditions += " AND text.rowid BETWEEN ? AND ?"
             args += [window << shift, ((window + 1) << shift) - 1]
@@ -178,31 +164,26 @@ class SearchIndex:
         rows = self.conn.execute(sql, [match, *args, *outer_args, limit])
         return [Hit(window, *row) for row in rows]
 
-    def count(self, match: str, where: SearchFilter, cap: int) -> int:
+    def count(self, match: str, filters: RecordFilter, cap: int) -> int:
         """How many documents match, counting no further than ``cap + 1``."""
-        conditions, args = self._conditions(where)
+        conditions, args = self._conditions(filters)
         sql = (
             "SELECT COUNT(*) FROM (SELECT 1 FROM text CROSS JOIN docs d ON d.doc = text.rowid"
             f" WHERE text MATCH ?{conditions} LIMIT ?)"
         )
         return self.conn.execute(sql, [match, *args, cap + 1]).fetchone()[0]
 
-    def _conditions(self, where: SearchFilter) -> tuple[str, list]:
-        """``where`` as SQL on ``docs d``, each condition led by AND; texts turned into their numbers."""
-        filters = NumberedFilters(self.conn, "d")
-        filters.records(
-            scope_kind=where.scope_kind, scope_key=where.scope_key, status_kind=where.status_kind,
-            kind=where.kind, trust=where.trust, hidden_scope_kinds=where.hidden_scope_kinds,
-        )
-        if where.hide_reviewer_only:
-            filters.where.append("d.reviewer_only = 0")
-        if where.scopes is not None:
-            filters.scopes_in(where.scopes)
-        return "".join(f" AND {condition}" for condition in filters.where), filters.args
+    def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
+        """The filters as SQL on ``docs d``, each condition led by AND; texts turned into their numbers."""
+        numbered = NumberedFilters(self.conn, "d")
+        numbered.records(filters)
+        if filters.hide_reviewer_only:
+            numbered.where.append("d.reviewer_only = 0")
+        return "".join(f" AND {condition}" for condition in numbered.where), numbered.args
 
-    def count_docs(self, where: SearchFilter, cap: int) -> int:
-        """How many records pass ``where`` (no query), counting no further than ``cap + 1``."""
-        conditions, args = self._conditions(where)
+    def count_docs(self, filters: RecordFilter, cap: int) -> int:
+        """How many records pass ``filters`` (no query), counting no further than ``cap + 1``."""
+        conditions, args = self._conditions(filters)
         sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
         return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
 

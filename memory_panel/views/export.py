@@ -25,12 +25,13 @@ from memory_panel.search_text import SearchQuery
 from memory_panel.selectors import records as record_selectors, search as search_selectors
 from memory_panel.signals import announce, records_exported
 from memory_panel.store.realms import realm_alias, store_failed
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.rows import SkippedRealm, noting_skipped_realms, panel_realms
 from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
 from memory_panel.views.streaming import ndjson_line, streamed
-from memory_panel.wire.params import RECORDS_MAX_LIMIT, RecordFilter
+from memory_panel.wire.params import RECORDS_MAX_LIMIT
 from memory_panel.wire.results import record_json, search_result_json
 from access.caller import Access
 

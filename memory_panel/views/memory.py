@@ -30,6 +30,7 @@ from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.named_records import record_titles
 from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.realm_choice import chosen_realm
@@ -40,7 +41,6 @@ from memory_panel.wire.params import (
     LISTS_MAX_LIMIT,
     RECORDS_DEFAULT_LIMIT,
     RECORDS_MAX_LIMIT,
-    RecordFilter,
     param_str,
     parse_kind,
     parse_limit,

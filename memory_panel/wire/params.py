@@ -6,11 +6,11 @@ cursor means the same thing on every surface (docs/store-format.md §5, docs/wir
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from memory_panel.errors import InvalidParams, UnknownRealm
 from memory_panel.store.realms import realm_exists
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 
 # docs/wire-contract.md §1.2
@@ -22,19 +22,6 @@ LISTS_DEFAULT_LIMIT = 20
 LISTS_MAX_LIMIT = 100
 FLOOR_RECORDS = 4000
 FLOOR_BYTES = 33_554_432
-
-
-@dataclass(frozen=True)
-class RecordFilter:
-    """The records filters: MobKit's scope, scope_key and status, plus the console's kind and trust."""
-
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status: str | None = None
-    # Console additions (MobKit filters kind and trust client-side): the HTML Records page passes
-    # them so keyset pages stay full; the RPC never sets them, keeping MobKit's params exact.
-    kind: str | None = None
-    trust: str | None = None
 
 
 def param_str(params: dict[str, Any], name: str) -> str | None:

@@ -132,7 +132,7 @@ def test_a_row_moved_after_the_index_caught_up_is_left_to_the_next_request(realm
     from memory_panel.cursor import Cursor
     from memory_panel.selectors import records as records_selector
     from memory_panel.store.realm_index import realm_index
-    from memory_panel.wire.params import RecordFilter
+    from memory_panel.store.record_filter import RecordFilter
     from access.caller import Access
 
     settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0

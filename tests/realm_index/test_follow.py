@@ -12,7 +12,7 @@ from memory_panel.simulator.store_writer import identity_scope
 from memory_panel.store import realm_index as index_module
 from memory_panel.store.realm_index import build, realm_index
 from memory_panel.store.realms import realm_path
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.record_filter import RecordFilter
 
 pytestmark = pytest.mark.django_db
 

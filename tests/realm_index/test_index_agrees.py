@@ -11,7 +11,7 @@ from memory_panel.store.realms import forget_realm_connections, realm_path
 
 from memory_panel.store import realm_index as index_module
 from memory_panel.store.realm_index import build, realm_index
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.holdings import scope_holdings
 from memory_panel.selectors.quarantine import quarantine_queue
@@ -196,17 +196,27 @@ def test_a_replaced_realm_file_is_never_served_from_the_old_index(realm_writer, 
 
 
 @pytest.mark.parametrize("limit", [1, 7, 50])
-def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(realm_writer, settings, access_toml, limit):
+@pytest.mark.parametrize(
+    ("filters", "keys"),
+    [
+        (RecordFilter(), {"identity:luka", "identity:router", "ops"}),
+        # A scope key without a scope kind still keeps the walk to that key's scope.
+        (RecordFilter(scope_key="identity:luka"), {"identity:luka"}),
+    ],
+)
+def test_a_reader_of_a_few_scopes_walks_the_index_as_the_table(
+    realm_writer, settings, access_toml, limit, filters, keys
+):
     writer = realm_writer("default")
     _random_history(writer, random.Random(5), 160)
     access_toml(TWO_AGENTS_AND_MOBS)
     reader = access_for(Caller(subject="reader@example.test"))
-    direct = _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader)
-    assert direct and {key for _, key in _scopes_of(writer, direct)} <= {"identity:luka", "identity:router", "ops"}
+    direct = _walk(realm="default", filters=filters, limit=limit, access=reader)
+    assert direct and {key for _, key in _scopes_of(writer, direct)} <= keys
     settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
     settings.MOBKIT_REALM_INDEX_BACKGROUND = False
     build("default")
-    assert _walk(realm="default", filters=RecordFilter(), limit=limit, access=reader) == direct
+    assert _walk(realm="default", filters=filters, limit=limit, access=reader) == direct
 
 
 def _scopes_of(writer, keys: list[tuple[int, str]]) -> set[tuple[str, str]]:

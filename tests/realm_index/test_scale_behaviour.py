@@ -18,7 +18,7 @@ from memory_panel.selectors import records as selectors
 from memory_panel.store.realm_index import build, realm_index
 from memory_panel.store.realms import forget_realm_connections
 from memory_panel.selectors.records import record_list
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.simulator.store_writer import identity_scope, mob_scope
 from access.caller import Access, Caller, access_for
 from tests.support.postures import LUKA_ONLY_READER

@@ -7,7 +7,7 @@ import pytest
 from memory_panel.selectors.counts import Count, record_count
 from memory_panel.simulator.store_writer import identity_scope
 from memory_panel.templatetags.search_format import count_range
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.record_filter import RecordFilter
 from access.caller import access_for, caller_for_user
 from tests.support.rpc import panel
 from tests.support.written import new_scribe

@@ -10,7 +10,7 @@ import pytest
 
 from memory_panel.search_text import parse_query
 from memory_panel.selectors.counts import record_count
-from memory_panel.wire.params import RecordFilter
+from memory_panel.store.record_filter import RecordFilter
 from access.caller import access_for, caller_for_user
 from tests.support.postures import CALLERS
 from tests.support.rpc import denied, panel

@@ -7,12 +7,12 @@ import pytest
 
 from memory_panel.errors import InvalidParams, UnknownRealm
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.wire.params import (
     LISTS_DEFAULT_LIMIT,
     LISTS_MAX_LIMIT,
     RECORDS_DEFAULT_LIMIT,
     RECORDS_MAX_LIMIT,
-    RecordFilter,
     param_str,
     parse_kind,
     parse_limit,

@@ -19,8 +19,9 @@ from memory_panel.selectors.injections import injection_log
 from memory_panel.selectors.pending import pending_harvests, pending_proposals
 from memory_panel.selectors.quarantine import quarantine_queue
 from memory_panel.selectors.records import record_list
+from memory_panel.store.record_filter import RecordFilter
 from memory_panel.wire import results, rust_debug
-from memory_panel.wire.params import LISTS_MAX_LIMIT, RECORDS_MAX_LIMIT, RecordFilter
+from memory_panel.wire.params import LISTS_MAX_LIMIT, RECORDS_MAX_LIMIT
 from access.caller import Access
 from tests.support.written import TAINT, newest_first, overview_rows
 

@@ -9,10 +9,11 @@ filters into conditions on the numbers.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from memory_panel.store.console_index.generations import REALM
+from memory_panel.store.record_filter import RecordFilter
 
 # Columns holding a realm's own values have no declared type, so a value a hand edit left as a
 # number or a BLOB is kept as it is, as the direct read sees it.
@@ -116,25 +117,19 @@ class NumberedFilters:
         rows = self.conn.execute(f"SELECT label FROM labels WHERE text IN ({', '.join('?' * len(texts))})", texts)
         return [row[0] for row in rows]
 
-    def records(
-        self,
-        *,
-        scope_kind: str | None,
-        scope_key: str | None,
-        status_kind: str | None,
-        kind: str | None,
-        trust: str | None,
-        hidden_scope_kinds: Sequence[str],
-    ) -> None:
-        """The records filters both indexes offer: equality on each, never the hidden scope kinds."""
-        if scope_key is not None:
-            self.scopes_in([(scope_kind, scope_key)])
-        elif scope_kind is not None:
-            self._equal_any("scope_kind", self.labels([scope_kind]))
-        self.equal("status", status_kind)
-        self.equal("kind", kind)
-        self.equal("trust", trust)
-        self.exclude("scope_kind", hidden_scope_kinds)
+    def records(self, filters: RecordFilter) -> None:
+        """What both indexes filter alike: equality on each text, never a hidden scope kind, only the
+        listed scopes. The reviewer-only rule is each index's own (``RecordFilter.hide_reviewer_only``)."""
+        if filters.scope_key is not None:
+            self.scopes_in([(filters.scope_kind, filters.scope_key)])
+        elif filters.scope_kind is not None:
+            self._equal_any("scope_kind", self.labels([filters.scope_kind]))
+        self.equal("status", filters.status)
+        self.equal("kind", filters.kind)
+        self.equal("trust", filters.trust)
+        self.exclude("scope_kind", filters.hidden_scope_kinds)
+        if filters.scopes is not None:
+            self.scopes_in(filters.scopes)
 
     def scopes_in(self, scopes: Iterable[tuple[str | None, str]]) -> None:
         """Only these (kind, key) scopes; a kind of None matches the key in any kind."""
