@@ -8,6 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from memory_panel.store.realm_index import realm_index
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.records import SCOPE_ORDER
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.rows import realm_cursor, realm_rows
@@ -105,7 +106,8 @@ def realm_holdings(realm: str, *, with_quarantined: bool) -> list[ScopeHoldings]
     """Every scope of the realm with its counts; worked out once per request (Holdings' table and
     its tiles both read it, and a realm may hold thousands of scopes)."""
     key = ("realm_holdings", realm, with_quarantined)
-    return once_per_request(key, lambda: list(_counted_holdings(realm, with_quarantined=with_quarantined)))
+    counted = partial(_counted_holdings, realm, with_quarantined=with_quarantined)
+    return once_per_request(key, lambda: realm_memo(realm, key, lambda: list(counted())))
 
 
 def _counted_holdings(realm: str, *, with_quarantined: bool) -> Iterator[ScopeHoldings]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Max, Min
@@ -16,6 +17,7 @@ from django.db.models import Count, Max, Min
 from memory_panel.models import DreamAuditVerdict
 from memory_panel.selectors.holdings import realm_holdings
 from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
@@ -63,26 +65,34 @@ def _realm_counts(access: Access, name: str) -> tuple[Counter[str], dict[tuple[s
     """One realm's conveyor counts and waiting taints, within the target scopes the caller may read."""
     counts: Counter[str] = Counter()
     taints: dict[tuple[str, str], str] = {}
-    cursor = realm_cursor(name)
-    for kind, key, status, count in cursor.execute(
-        "SELECT scope_kind, scope_key, status, COUNT(*) FROM proposals GROUP BY 1, 2, 3"
-    ).fetchall():
+    proposals, promotions, waiting = realm_memo(name, "conveyor", partial(_conveyor_rows, name))
+    for kind, key, status, count in proposals:
         if status in _PROPOSAL_COUNTED and scope_visible(access, kind, key):
             counts[status] += count
-    for kind, key, status, count in cursor.execute(
-        "SELECT scope_kind, scope_key, status, COUNT(*) FROM pending_promotions GROUP BY 1, 2, 3"
-    ).fetchall():
+    for kind, key, status, count in promotions:
         if status in ("pending", "committed") and scope_visible(access, kind, key):
             counts["gate" if status == "pending" else "committed"] += count
-    for proposal_id, kind, key, taint in cursor.execute(
-        "SELECT proposal_id, scope_kind, scope_key, taint FROM proposals"
-        " WHERE taint IS NOT NULL AND status IN ('pending', 'held')"
-    ).fetchall():
+    for proposal_id, kind, key, taint in waiting:
         if scope_visible(access, kind, key):
             taints[(name, proposal_id)] = taint
     holdings = realm_holdings(name, with_quarantined=sees_quarantined(access))
     counts["quarantined"] = sum(s.quarantined for s in holdings if scope_visible(access, s.scope_kind, s.scope_key))
     return counts, taints
+
+
+def _conveyor_rows(name: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """Proposals and promotions counted by scope and status, and the waiting proposals' taints."""
+    cursor = realm_cursor(name)
+    return (
+        cursor.execute("SELECT scope_kind, scope_key, status, COUNT(*) FROM proposals GROUP BY 1, 2, 3").fetchall(),
+        cursor.execute(
+            "SELECT scope_kind, scope_key, status, COUNT(*) FROM pending_promotions GROUP BY 1, 2, 3"
+        ).fetchall(),
+        cursor.execute(
+            "SELECT proposal_id, scope_kind, scope_key, taint FROM proposals"
+            " WHERE taint IS NOT NULL AND status IN ('pending', 'held')"
+        ).fetchall(),
+    )
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,12 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from memory_panel.selectors.holdings import NEAR_FLOOR, ScopeHoldings, realm_holdings
 from memory_panel.store.realm_index import realm_index
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, realm_exists, store_format
 from memory_panel.store.records import MemoryRecord
 from memory_panel.store.rows import panel_realms, realm_cursor, realm_read, realm_rows, records_by_id
@@ -169,7 +171,8 @@ def _realm_facts(access: Access, realm: str, sample: int) -> _RealmFacts:
                 if room > 0:
                     out.samples[fact] += index.tile_fact_ids(fact, kind, key, room)
         return out
-    rows = sorted(fact_rows(realm_cursor(realm), placeholder="%s"), key=lambda row: row[1])
+    rows = realm_memo(realm, "tile_facts",
+                      lambda: sorted(fact_rows(realm_cursor(realm), placeholder="%s"), key=lambda row: row[1]))
     for fact, memory_id, kind, key, status in rows:
         if fact in FACTS and tile_fact_visible(access, kind, key, status):
             out.counts[fact] += 1
@@ -235,8 +238,8 @@ def _echo_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> T
     tile = _fact_tile(access, "echo-safety", facts, realms)
     if tile.state == "no-grant":
         return tile
-    injections = sum(realm_cursor(name).execute(
-        "SELECT COUNT(*) FROM injections WHERE session_key IS NOT NULL").fetchone()[0] for name in realms)
+    injections = sum(realm_memo(name, "session_injections", lambda: realm_cursor(name).execute(
+        "SELECT COUNT(*) FROM injections WHERE session_key IS NOT NULL").fetchone()[0]) for name in realms)
     return Tile(tile.id, tile.state, f"{tile.checked} against {injections:,} session injections",
                 tile.lines, tile.evidence, tile.evidence_total)
 
@@ -250,13 +253,7 @@ def _taint_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> 
     breaches: Counter = Counter()
     reviewer = sees_quarantined(access)
     for name in realms:
-        cursor = realm_cursor(name)
-        clock = _realm_clock(cursor)
-        rows = cursor.execute(
-            "SELECT p.scope_kind, p.scope_key, p.status, p.created_at_ms,"
-            " EXISTS (SELECT 1 FROM pending_promotions g WHERE g.record_id = p.proposal_id AND g.status = 'committed')"
-            " FROM proposals p WHERE p.taint IS NOT NULL"
-        ).fetchall()
+        clock, rows = realm_memo(name, "tainted_proposals", partial(_tainted_proposals, name))
         for kind, key, status, created, gated in rows:
             if not scope_visible(access, kind, key):
                 continue
@@ -266,12 +263,7 @@ def _taint_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> 
             elif status in ("pending", "held") and clock - created > WEEK_MS:
                 breaches["degraded"] += 1
         if reviewer:
-            index = realm_index(name)  # the realm has no (status, created) index of its own
-            waiting = index.quarantined_before(clock - WEEK_MS) if index is not None else cursor.execute(
-                "SELECT scope_kind, scope_key, COUNT(*) FROM records WHERE status_kind = 'quarantined'"
-                " AND created_at_ms < %s GROUP BY 1, 2",
-                [clock - WEEK_MS],
-            ).fetchall()
+            waiting = realm_memo(name, "quarantined_a_week", partial(_quarantined_before, name, clock - WEEK_MS))
             breaches["stale"] += sum(n for kind, key, n in waiting if scope_visible(access, kind, key))
     lines = [line for line in tile.lines if not line.startswith("0 of")]
     if breaches["violated"]:
@@ -289,6 +281,28 @@ def _taint_tile(access: Access, facts: list[_RealmFacts], realms: list[str]) -> 
                 lines or ["0 of the checked records and proposals break the rule"], tile.evidence, tile.evidence_total)
 
 
+def _tainted_proposals(name: str) -> tuple[int, list[tuple]]:
+    """The realm's clock, and each tainted proposal's scope, status, time and whether a gate committed it."""
+    cursor = realm_cursor(name)
+    return _realm_clock(cursor), cursor.execute(
+        "SELECT p.scope_kind, p.scope_key, p.status, p.created_at_ms,"
+        " EXISTS (SELECT 1 FROM pending_promotions g WHERE g.record_id = p.proposal_id AND g.status = 'committed')"
+        " FROM proposals p WHERE p.taint IS NOT NULL"
+    ).fetchall()
+
+
+def _quarantined_before(name: str, cutoff_ms: int) -> list[tuple[str, str, int]]:
+    """(scope_kind, scope_key, records) quarantined before ``cutoff_ms``."""
+    index = realm_index(name)  # the realm has no (status, created) index of its own
+    if index is not None:
+        return index.quarantined_before(cutoff_ms)
+    return realm_cursor(name).execute(
+        "SELECT scope_kind, scope_key, COUNT(*) FROM records WHERE status_kind = 'quarantined'"
+        " AND created_at_ms < %s GROUP BY 1, 2",
+        [cutoff_ms],
+    ).fetchall()
+
+
 def _realm_clock(cursor) -> int:
     """The realm's own now: its newest audit row. Ages are measured on the store's clock, not ours."""
     row = cursor.execute("SELECT applied_at_ms FROM audit ORDER BY audit_id DESC LIMIT 1").fetchone()
@@ -303,27 +317,14 @@ def _dreams_tile(access: Access, realms: list[str]) -> Tile:
     last: tuple[int, str, str] | None = None  # (completed_at_ms, realm, detail)
     overdue = 0
     for name in realms:
-        if not store_format(name).has("dream_runs"):
+        sheets = realm_memo(name, "dream_sheets", partial(_dream_sheets, name))
+        if sheets is None:
             continue
-        cursor = realm_cursor(name)
-        count, newest = cursor.execute("SELECT COUNT(*), MAX(completed_at_ms) FROM dream_runs").fetchone()
+        count, newest, detail, expired = sheets
         runs += count
-        if not count:
-            continue
-        detail = cursor.execute(
-            "SELECT detail FROM dream_runs ORDER BY completed_at_ms DESC, run_id DESC LIMIT 1").fetchone()[0]
         if last is None or newest > last[0]:
             last = (newest, name, detail)
-        # docs/store-format.md §7.3: the next dream expires promotions unresolved for 7 days.
-        overdue += sum(
-            1
-            for kind, key in cursor.execute(
-                "SELECT scope_kind, scope_key FROM pending_promotions WHERE status = 'pending'"
-                " AND created_at_ms + %s < %s",
-                [WEEK_MS, newest],
-            ).fetchall()
-            if scope_visible(access, kind, key)
-        )
+        overdue += sum(1 for kind, key in expired if scope_visible(access, kind, key))
     if last is None:
         return Tile("dreams", "unverifiable", "checked 0 dream runs", ["no dream runs in the durable sheets yet"])
     verdicts, skips = _sheet(last[2])
@@ -342,6 +343,25 @@ def _dreams_tile(access: Access, realms: list[str]) -> Tile:
     if state == "holding":
         lines.append("newest run clean; no promotion past expiry")
     return Tile("dreams", state, f"checked {runs:,} dream runs", lines)
+
+
+def _dream_sheets(name: str) -> tuple[int, int, str, list[tuple[str, str]]] | None:
+    """The realm's dream runs: how many, the newest's end and sheet, and the scopes of promotions left
+    pending past their expiry by then; None when it has no run."""
+    if not store_format(name).has("dream_runs"):
+        return None
+    cursor = realm_cursor(name)
+    count, newest = cursor.execute("SELECT COUNT(*), MAX(completed_at_ms) FROM dream_runs").fetchone()
+    if not count:
+        return None
+    detail = cursor.execute(
+        "SELECT detail FROM dream_runs ORDER BY completed_at_ms DESC, run_id DESC LIMIT 1").fetchone()[0]
+    # docs/store-format.md §7.3: the next dream expires promotions unresolved for 7 days.
+    expired = cursor.execute(
+        "SELECT scope_kind, scope_key FROM pending_promotions WHERE status = 'pending' AND created_at_ms + %s < %s",
+        [WEEK_MS, newest],
+    ).fetchall()
+    return count, newest, detail, expired
 
 
 def _sheet(detail: str) -> tuple[dict, list]:
