@@ -80,7 +80,8 @@ def _visible_rows(
         return []  # the file went away since discovery: nothing to show for it
     hidden_kinds = hidden_scope_kinds(access)
     hide_quarantined = not sees_quarantined(access)
-    index = realm_index(realm)
+    # docs/realm-index.md §7: one scope's rows the store's own scope index finds, index or not.
+    index = realm_index(realm, direct_ok=filters.scope_kind is not None and filters.scope_key is not None)
     if index is not None:
         query = IndexQuery(
             **_equality_filters(filters), hidden_scope_kinds=hidden_kinds, hide_quarantined=hide_quarantined
