@@ -71,10 +71,10 @@ class RealmIndexing(StoreFailed):
 
     def __init__(self, realm: str, progress: BuildProgress) -> None:
         if progress.index == "search-index":
-            reason = f"its search index is being built ({progress.summary()}); search again in a moment"
+            reason = f"building its search index ({progress.summary()}); search again in a moment"
         else:
-            reason = f"it is being indexed ({progress.summary()}); its pages answer once the index is ready"
-        super().__init__(f"agent memory panel failed: realm '{realm}' {reason}", realm=realm, reason=reason)
+            reason = f"being indexed ({progress.summary()}); its pages answer once the index is ready"
+        super().__init__(f"agent memory panel failed: realm '{realm}' is {reason}", realm=realm, reason=reason)
         self.progress = progress
 
 

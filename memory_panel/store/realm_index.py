@@ -546,7 +546,9 @@ def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
 
 
 # A build's phases and their shares of its time, measured at 1,000,000 records (docs/realm-index.md §5).
-_BUILD_PHASES = (("numbering texts", 10), ("copying records", 45), ("counting holdings", 10), ("sorting indexes", 35))
+_BUILD_PHASES = (
+    ("numbering texts", 10), ("copying records", 30), ("counting holdings and tile facts", 35), ("sorting indexes", 25),
+)
 
 
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
@@ -573,7 +575,7 @@ def _copy_snapshot(out: sqlite3.Connection, progress: ProgressReport) -> int:
     progress.enter("copying records")
     first, last = rowid_range(out)
     count = copy_in_chunks(out, _COPY_ENTRIES, progress, first=first, last=last)
-    progress.enter("counting holdings")
+    progress.enter("counting holdings and tile facts")
     # GROUP BY hands the buckets over in key order: each insert appends.
     out.execute(
         "INSERT INTO holdings SELECT scope, status, COUNT(*), COALESCE(SUM(body_chars), 0) FROM entries"

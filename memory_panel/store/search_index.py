@@ -346,8 +346,8 @@ def _insert(conn: sqlite3.Connection, entry: int, memory_id: str, text: tuple[st
 
 # A build's phases and their shares of its time, measured at 1,000,000 records (docs/realm-index.md §5).
 _BUILD_PHASES = (
-    ("numbering texts", 5), ("copying documents", 25), ("tokenizing text", 55), ("sorting indexes", 5),
-    ("merging segments", 10),
+    ("numbering texts", 5), ("copying documents", 33), ("tokenizing text", 42), ("sorting indexes", 8),
+    ("merging segments", 12),
 )
 # The text is tokenized in this many statements at most: each ends FTS5's segment in memory, so
 # few and large (the progress between them is coarse; the file stays fresh meanwhile).

@@ -3,8 +3,8 @@
 A build writes ``progress.json`` beside ``build.lock`` in its family's directory: the phase, the
 rows copied of the realm's rows, and the fraction of the whole build done (phases weighted by
 what they cost, measured at 1 M records). It is rewritten at most once a second: after each
-chunk of the copy and, between chunks and inside a long ``CREATE INDEX``, from SQLite's progress
-handler. It is removed when the build ends; a file whose builder process is gone is ignored.
+chunk of the copy or index created and, inside a long statement, from SQLite's progress handler
+at most once a second. It is removed when the build ends; a file whose builder process is gone is ignored.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 logger = logging.getLogger("memory_panel.store.console_index")
 
 PROGRESS_FILE = "progress.json"
-# At most this often the file is rewritten.
+# At most this often SQLite's progress handler rewrites the file.
 WRITE_EVERY_SECONDS = 1.0
 # SQLite calls the progress handler every this many virtual-machine steps (a row copied is ~100):
 # often enough for a heartbeat each second, rarely enough to cost nothing measurable.
@@ -157,9 +157,9 @@ class ProgressReport:
         self.step(done / total if total else 1.0)
 
     def step(self, within: float) -> None:
-        """How far along the current phase is, 0 to 1."""
+        """How far along the current phase is, 0 to 1 (a chunk or an index done: a few a second at most)."""
         self.within = min(1.0, within)
-        self._tick()
+        self._write()
 
     def fraction(self) -> float:
         return self.starts.get(self.phase, 0.0) + self.weights.get(self.phase, 0.0) * self.within
