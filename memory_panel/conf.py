@@ -30,6 +30,11 @@ def realm_index_min_rows() -> int:
     return int(getattr(settings, "MOBKIT_REALM_INDEX_MIN_ROWS", 20_000))
 
 
+def realm_direct_max_rows() -> int:
+    """Above this many rows a realm is never read directly for what its index answers (docs/realm-index.md §7)."""
+    return int(getattr(settings, "MOBKIT_REALM_DIRECT_MAX_ROWS", 500_000))
+
+
 def realm_index_reconcile_seconds() -> float:
     """Opt-in full rebuild of a written realm's indexes this often; 0 (the default) never."""
     return float(getattr(settings, "MOBKIT_REALM_INDEX_RECONCILE_SECONDS", 0))

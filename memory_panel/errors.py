@@ -6,6 +6,11 @@ Messages are MobKit's (docs/wire-contract.md §1.5), so every surface says the s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_panel.store.console_index.progress import BuildProgress
+
 
 class PanelError(Exception):
     """A request the memory domain cannot answer; ``message`` is safe to show the caller."""
@@ -55,6 +60,22 @@ class StoreFailed(PanelError):
         super().__init__(message)
         self.realm = realm
         self.reason = reason if reason is not None else message
+
+
+class RealmIndexing(StoreFailed):
+    """A large realm whose index is being built, asked for what only the index answers in time.
+
+    docs/realm-index.md §7: reading such a realm directly would run past the query time limit, so
+    the read is refused at once, saying how far along the build is (``progress``).
+    """
+
+    def __init__(self, realm: str, progress: BuildProgress) -> None:
+        if progress.index == "search-index":
+            reason = f"building its search index ({progress.summary()}); search again in a moment"
+        else:
+            reason = f"being indexed ({progress.summary()}); its pages answer once the index is ready"
+        super().__init__(f"agent memory panel failed: realm '{realm}' is {reason}", realm=realm, reason=reason)
+        self.progress = progress
 
 
 class AuditRefused(PanelError):

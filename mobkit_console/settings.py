@@ -52,6 +52,7 @@ MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS"
 # fewer rows are read directly; it follows the realm (docs/realm-index.md §4, §6) rather than being
 # rebuilt on a timer, unless a reconcile period is set.
 MOBKIT_REALM_INDEX_MIN_ROWS = int(os.environ.get("MOBKIT_REALM_INDEX_MIN_ROWS", "20000"))
+MOBKIT_REALM_DIRECT_MAX_ROWS = int(os.environ.get("MOBKIT_REALM_DIRECT_MAX_ROWS", "500000"))
 MOBKIT_REALM_INDEX_RECONCILE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_RECONCILE_SECONDS", "0"))
 MOBKIT_REALM_INDEX_USAGE_SECONDS = int(os.environ.get("MOBKIT_REALM_INDEX_USAGE_SECONDS", "30"))
 MOBKIT_REALM_INDEX_BACKGROUND = True

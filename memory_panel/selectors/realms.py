@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from django.db import DatabaseError, connections
 
 from memory_panel.errors import StoreFailed, UnknownRealm
+from memory_panel.store.console_index.family import build_progress
+from memory_panel.store.console_index.progress import BuildProgress
 from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.visibility import can_read_realm_history
 
@@ -26,6 +28,7 @@ class RealmSummary:
     count_capped: bool  # True when the realm holds more than RECORD_COUNT_CAP records
     format_label: str | None
     error: str | None = None
+    indexing: BuildProgress | None = None  # an index of the realm being built, how far along
 
     @property
     def count_label(self) -> str:
@@ -61,6 +64,7 @@ def _realm_summary(name: str, *, counted: bool) -> RealmSummary | None:
         return RealmSummary(name, None, False, None, error=f"unreadable: {exc}")
     except StoreFailed as exc:
         return RealmSummary(name, None, False, None, error=f"unreadable: {exc.reason}")
+    indexing = build_progress(name)
     if count is None:
-        return RealmSummary(name, None, False, label)
-    return RealmSummary(name, min(count, RECORD_COUNT_CAP), count > RECORD_COUNT_CAP, label)
+        return RealmSummary(name, None, False, label, indexing=indexing)
+    return RealmSummary(name, min(count, RECORD_COUNT_CAP), count > RECORD_COUNT_CAP, label, indexing=indexing)

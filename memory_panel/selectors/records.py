@@ -127,7 +127,8 @@ def _visible_rows(
     except UnknownRealm:
         return []  # the file went away since discovery: nothing to show for it
     filters = filters.for_caller(access)
-    index = realm_index(realm)
+    # docs/realm-index.md §7: one scope's rows the store's own scope index finds, index or not.
+    index = realm_index(realm, direct_ok=filters.scope_kind is not None and filters.scope_key is not None)
     if index is not None:
         scope_ok = scope_checker(access)
         filters = _few_readable_scopes(index, filters, scope_ok)

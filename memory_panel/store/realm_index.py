@@ -47,18 +47,27 @@ from memory_panel.cursor import (
     split_utility_key,
     utility_key,
 )
+from memory_panel.errors import RealmIndexing
 from memory_panel.store.changes import ChangeWatch
 from memory_panel.store.console_index.builds import BackgroundRuns
-from memory_panel.store.console_index.family import IndexFamily, first_builds_running, start_first_builds
+from memory_panel.store.console_index.family import (
+    awaited_progress,
+    first_builds_running,
+    IndexFamily,
+    start_first_builds,
+)
 from memory_panel.store.console_index.catch_up import catch_up_from_audit, snapshot_high_water
 from memory_panel.store.console_index.generations import (
     attached_realm,
+    copy_in_chunks,
     generation_connection,
     readonly,
     REALM,
     realm_rows,
+    rowid_range,
     set_meta,
 )
+from memory_panel.store.console_index.progress import ProgressReport
 from memory_panel.store.console_index.numbering import (
     number_realm_texts,
     NUMBERED_REALM_ROW,
@@ -120,7 +129,7 @@ _STEWARD_AUDIT = (
     "SELECT audit_id, memory_id FROM {db}.audit WHERE audit_id > ? AND memory_id IS NOT NULL"
     " AND json_valid(detail) AND json_extract(detail, '$.author.author') = 'steward'"
 )
-# docs/realm-index.md §5: every entry of the attached realm, in rowid order (the entries' key order,
+# docs/realm-index.md §5: every entry of the attached realm (a range of rowids at a time), in rowid order (the entries' key order,
 # so each insert appends, and the order SQLite scans the table in: no sort). Only a record ever
 # injected calls back into Python for its utility rank.
 _COPY_ENTRIES = (
@@ -131,7 +140,7 @@ _COPY_ENTRIES = (
     " r.status_kind, r.kind, r.trust, r.supersedes, LENGTH(r.body) AS chars,"
     f" {usage_sql('injected_count')} AS injected, {usage_sql('judged_useful_count')} AS useful,"
     " LENGTH(CAST(r.body AS BLOB)) AS body_bytes"
-    f" FROM {REALM}.records r) r {NUMBERED_REALM_ROW} ORDER BY r.rowid"
+    f" FROM {REALM}.records r WHERE r.rowid > ? AND r.rowid <= ?) r {NUMBERED_REALM_ROW} ORDER BY r.rowid"
 )
 # An entry's scope as text, for the rows a page returns.
 _SCOPE_TEXT = SCOPE_TEXT.format(alias="e")
@@ -308,14 +317,21 @@ def _rank_updated_at_ms(rank: int) -> int:
 # Handing out a ready, caught-up index
 
 
-def realm_index(realm: str) -> RealmIndex | None:
+def realm_index(realm: str, *, direct_ok: bool = False) -> RealmIndex | None:
     """The realm's index caught up with the file, or None: then read the realm directly.
 
     A realm file truncated or overwritten in place (or an index file that is) cannot be caught
     up with: that is "no index", never an error here. The direct read that follows then reports
     the realm itself, which an all-realm page skips (docs/realm-failures.md §1).
+
+    Raises ``RealmIndexing`` when the realm is too large to read directly
+    (``MOBKIT_REALM_DIRECT_MAX_ROWS``) and its index is being built, unless the caller's read is
+    one the realm's own indexes serve (``direct_ok``: a scope filter, docs/realm-index.md §7).
     """
-    return once_per_request(("realm_index", realm), lambda: _checked_index(realm))
+    index = once_per_request(("realm_index", realm), lambda: _checked_index(realm))
+    if index is None and not direct_ok:
+        _refuse_while_indexing(realm)
+    return index
 
 
 def _checked_index(realm: str) -> RealmIndex | None:
@@ -324,6 +340,17 @@ def _checked_index(realm: str) -> RealmIndex | None:
     except sqlite3.DatabaseError as error:
         logger.warning("no index for realm %r: %s", realm, error)
         return None
+
+
+def _refuse_while_indexing(realm: str) -> None:
+    """docs/realm-index.md §7: a direct read of a realm this large would run past the time limit."""
+    path = realm_path(realm)
+    try:
+        if _known_small(path) or realm_rows(path) < conf.realm_direct_max_rows():
+            return
+    except sqlite3.DatabaseError:
+        return  # the direct read that follows reports the realm (docs/realm-failures.md §1)
+    raise RealmIndexing(realm, awaited_progress(REALM_INDEX, realm))
 
 
 def _ready_index(realm: str) -> RealmIndex | None:
@@ -503,25 +530,37 @@ def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
 # Building a generation
 
 
-def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
+# A build's phases and their shares of its time, measured at 1,000,000 records (docs/realm-index.md §5).
+_BUILD_PHASES = (
+    ("numbering texts", 10), ("copying records", 30), ("counting holdings and tile facts", 35), ("sorting indexes", 25),
+)
+
+
+def _fill_generation(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
     out.create_function("utility_rank", 4, _utility_rank, deterministic=True)
     with attached_realm(out, path):
-        count = _copy_snapshot(out)
-    for statement in _INDEXES:
+        count = _copy_snapshot(out, progress)
+    progress.enter("sorting indexes")
+    for done, statement in enumerate(_INDEXES, 1):
         out.execute(statement)
+        progress.step(done / len(_INDEXES))
     return count
 
 
-def _copy_snapshot(out: sqlite3.Connection) -> int:
+def _copy_snapshot(out: sqlite3.Connection, progress: ProgressReport) -> int:
     """Copy keys, holdings, steward audit rows and tile facts from the attached realm's one snapshot.
 
     docs/realm-index.md §5: all of it ``INSERT … SELECT`` inside SQLite; Python numbers each
     distinct text once and ranks the few records ever injected.
     """
+    progress.enter("numbering texts")
     numbering = number_realm_texts(out)
-    count = out.execute(_COPY_ENTRIES).rowcount
+    progress.enter("copying records")
+    first, last = rowid_range(out)
+    count = copy_in_chunks(out, _COPY_ENTRIES, progress, first=first, last=last)
+    progress.enter("counting holdings and tile facts")
     # GROUP BY hands the buckets over in key order: each insert appends.
     out.execute(
         "INSERT INTO holdings SELECT scope, status, COUNT(*), COALESCE(SUM(body_chars), 0) FROM entries"
@@ -538,6 +577,7 @@ REALM_INDEX = IndexFamily(
     name="realm-index",
     schema_version=SCHEMA_VERSION,
     fill=_fill_generation,
+    phases=_BUILD_PHASES,
     read_delta=_read_delta,
     apply_delta=_apply_delta,
     cold_start_order=0,

@@ -14,7 +14,8 @@ keeps its own beside the realm index, kept current the same way (memory_panel/st
 
 Every realm has one, small or not: a small realm builds in a few milliseconds inside the first
 search, so there is one search path. A large realm with no index yet is built in the background
-and searching it says so (``StoreFailed``) instead of scanning a million bodies per request.
+and searching it says so, and how far along the build is (``RealmIndexing``), instead of scanning a
+million bodies per request.
 
 MobKit writes a record's title, body and tags once; only its status, trust and timestamps move.
 A contentless FTS5 table (SQLite 3.40 has no ``contentless_delete``) cannot forget a row's
@@ -33,10 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_panel import conf
-from memory_panel.errors import StoreFailed
+from memory_panel.errors import RealmIndexing
 from memory_panel.store.console_index.catch_up import snapshot_high_water
-from memory_panel.store.console_index.family import IndexFamily, start_first_builds
-from memory_panel.store.console_index.generations import attached_realm, REALM, realm_rows, set_meta
+from memory_panel.store.console_index.family import awaited_progress, IndexFamily, start_first_builds
+from memory_panel.store.console_index.generations import (
+    attached_realm,
+    copy_in_chunks,
+    REALM,
+    realm_rows,
+    rowid_range,
+    set_meta,
+)
+from memory_panel.store.console_index.progress import ProgressReport
 from memory_panel.store.console_index.numbering import (
     number_realm_texts,
     NUMBERED_REALM_ROW,
@@ -195,10 +204,10 @@ class SearchIndex:
 def search_index(realm: str) -> SearchIndex | None:
     """The realm's search index caught up with its file; None when the realm has no file.
 
-    Raises ``StoreFailed`` while a large realm's first index is being built, and naming the realm
-    when its file cannot be caught up with (truncated, garbage): search has no direct read to fall
-    back on, so the realm is reported here, skipped or refused as every read does
-    (docs/realm-failures.md §1).
+    Raises ``RealmIndexing`` while a large realm's first index is being built, and ``StoreFailed``
+    naming the realm when its file cannot be caught up with (truncated, garbage): search has no
+    direct read to fall back on, so the realm is reported here, skipped or refused as every read
+    does (docs/realm-failures.md §1).
     """
     return once_per_request(("search_index", realm), lambda: _checked_search_index(realm))
 
@@ -231,9 +240,7 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         SEARCH_INDEX.start_build(realm)  # tests build inline (MOBKIT_REALM_INDEX_BACKGROUND off)
     conn = SEARCH_INDEX.caught_up(realm, path, stat)
     if conn is None:
-        raise StoreFailed(
-            f"the search index of realm '{realm}' is being built; search again in a moment", realm=realm
-        )
+        raise RealmIndexing(realm, awaited_progress(SEARCH_INDEX, realm))
     return SearchIndex(realm, conn)
 
 
@@ -318,15 +325,27 @@ def _insert(conn: sqlite3.Connection, entry: int, memory_id: str, text: tuple[st
 # Building a generation
 
 
-def _fill_generation(realm: str, path: Path, out: sqlite3.Connection) -> int:
+# A build's phases and their shares of its time, measured at 1,000,000 records (docs/realm-index.md §5).
+_BUILD_PHASES = (
+    ("numbering texts", 5), ("copying documents", 33), ("tokenizing text", 42), ("sorting indexes", 8),
+    ("merging segments", 12),
+)
+# The text is tokenized in this many statements at most: each ends FTS5's segment in memory, so
+# few and large (the progress between them is coarse; the file stays fresh meanwhile).
+_TEXT_CHUNKS = 10
+
+
+def _fill_generation(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
     out.create_function("text_digest", 3, _text_digest, deterministic=True)
     _merges(out, LOAD_MERGES)
     with attached_realm(out, path):
-        count = _copy_snapshot(realm, out)
+        count = _copy_snapshot(realm, out, progress)
+    progress.enter("sorting indexes")
     for statement in _INDEXES:
         out.execute(statement)
+    progress.enter("merging segments")
     out.execute("INSERT INTO text(text) VALUES ('optimize')")  # one b-tree per column: smallest, fastest
     _merges(out, CATCH_UP_MERGES)
     return count
@@ -345,21 +364,30 @@ def _merges(out: sqlite3.Connection, settings: Sequence[tuple[str, int]]) -> Non
         out.execute("INSERT INTO text(text, rank) VALUES (?, ?)", (name, value))
 
 
-def _copy_snapshot(realm: str, out: sqlite3.Connection) -> int:
+def _copy_snapshot(realm: str, out: sqlite3.Connection, progress: ProgressReport) -> int:
     """Documents numbered in the realm's order, then their text, each one ``INSERT … SELECT`` (docs/realm-index.md §5).
 
     FTS5 tokenizes inside SQLite; Python numbers each distinct text once and hashes each text.
     """
+    progress.enter("numbering texts")
     number_realm_texts(out)
+    progress.enter("copying documents")
     rows = f"(SELECT {_columns(realm)} FROM {REALM}.records r) r"
-    count = out.execute(
+    first, last = rowid_range(out)
+    count = copy_in_chunks(
+        out,
         f"INSERT INTO docs (entry, memory_id, {_DOC_COLUMNS}) SELECT r.entry, r.memory_id, s.kind_label, s.scope,"
         f" st.label, k.label, t.label, r.reviewer_only, r.updated_at_ms, r.digest FROM {rows} {NUMBERED_REALM_ROW}"
-        " ORDER BY r.entry"
-    ).rowcount
-    out.execute(
+        " WHERE r.entry > ? AND r.entry <= ? ORDER BY r.entry",
+        progress, first=first, last=last,
+    )
+    progress.enter("tokenizing text")
+    # Documents are numbered 1.. in entry order (AUTOINCREMENT on an empty table).
+    copy_in_chunks(
+        out,
         f"INSERT INTO text (rowid, title, body, tags) SELECT d.doc, r.title, r.body, r.tags FROM docs d"
-        f" CROSS JOIN {rows} ON r.entry = d.entry"
+        f" CROSS JOIN {rows} ON r.entry = d.entry WHERE d.doc > ? AND d.doc <= ?",
+        progress, first=1, last=count, chunk_rows=max(1, -(-count // _TEXT_CHUNKS)),
     )
     set_meta(out, **snapshot_high_water(out))
     return count
@@ -369,6 +397,7 @@ SEARCH_INDEX = IndexFamily(
     name="search-index",
     schema_version="3",
     fill=_fill_generation,
+    phases=_BUILD_PHASES,
     read_delta=_read_delta,
     apply_delta=_apply,
     cold_start_order=1,

@@ -20,7 +20,15 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from memory_panel.errors import AccessDenied, AuditRefused, InvalidParams, NotFound, PanelError, StoreFailed
+from memory_panel.errors import (
+    AccessDenied,
+    AuditRefused,
+    InvalidParams,
+    NotFound,
+    PanelError,
+    RealmIndexing,
+    StoreFailed,
+)
 from memory_panel.signals import access_denied, announce
 from memory_panel.store.realms import store_failed
 from memory_panel.store.rows import noting_skipped_realms, skipped_realms
@@ -105,8 +113,20 @@ def panel_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return login_required(require_safe(vary_on_headers("HX-Request")(wrapper)))
 
 
+# docs/realm-index.md §7: the "being indexed" page asks again this often, by itself (a meta refresh).
+INDEXING_REFRESH_SECONDS = 5
+
+
 def error_page(request: HttpRequest, error: PanelError) -> HttpResponse:
-    """A domain error as the console's own page, with the status ``HTTP_STATUS`` gives it."""
+    """A domain error as the console's own page, with the status ``HTTP_STATUS`` gives it.
+
+    A realm being indexed is a page that says how far along and refreshes itself until it can be shown.
+    """
     status = http_status(error)
     context = {"error": error, "denied": isinstance(error, AccessDenied), "status": status}
-    return render(request, "memory_panel/error.html", context, status=status)
+    if isinstance(error, RealmIndexing):
+        context |= {"indexing": error.progress, "refresh_seconds": INDEXING_REFRESH_SECONDS}
+    response = render(request, "memory_panel/error.html", context, status=status)
+    if isinstance(error, RealmIndexing):
+        response["Retry-After"] = str(INDEXING_REFRESH_SECONDS)
+    return response

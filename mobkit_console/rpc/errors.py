@@ -19,6 +19,8 @@ NOT_FOUND = -32001
 # docs/wire-contract.md §1.5 (console additions): a realm asked for alone whose file cannot be read.
 REALM_UNREADABLE = NOT_FOUND
 READ_ONLY = -32010
+# docs/wire-contract.md §1.5 (console additions): a large realm whose index is being built; try again.
+REALM_INDEXING = -32020
 # MobKit's MEMORY_BACKEND_UNAVAILABLE_CODE of the current era (v0.4.13 used -32010, here READ_ONLY).
 MEMORY_BACKEND_UNAVAILABLE = -32012
 ACCESS_DENIED = -32030
@@ -52,7 +54,10 @@ _CODES: tuple[tuple[type[panel.PanelError], int], ...] = (
 def rpc_error_for(error: panel.PanelError) -> RpcError:
     code = next((code for kind, code in _CODES if isinstance(error, kind)), INTERNAL_ERROR)
     data: dict[str, Any] | None = None
-    if isinstance(error, panel.StoreFailed) and error.realm is not None:
+    if isinstance(error, panel.RealmIndexing):
+        code = REALM_INDEXING
+        data = error.progress.as_data()
+    elif isinstance(error, panel.StoreFailed) and error.realm is not None:
         code = REALM_UNREADABLE
         data = {"realm": error.realm, "reason": error.reason}
     elif isinstance(error, panel.AccessDenied):

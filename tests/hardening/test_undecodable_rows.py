@@ -147,7 +147,7 @@ def test_a_row_moved_after_the_index_caught_up_is_left_to_the_next_request(realm
     assert caught_up is not None
     writer.clock.advance(1000)
     successor = writer.supersede(ids[1], "Fact 1 v2", "Body 1 v2")  # ids[1] moves to the top
-    monkeypatch.setattr(records_selector, "realm_index", lambda realm: caught_up)
+    monkeypatch.setattr(records_selector, "realm_index", lambda realm, **options: caught_up)
 
     open_access = Access(subject="ops", groups=frozenset(), enforced=False, is_admin=False)
     seen: list[tuple[int, str]] = []

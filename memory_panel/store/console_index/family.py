@@ -17,6 +17,7 @@ from memory_panel import conf
 from memory_panel.store.changes import settled_signature
 from memory_panel.store.console_index.builds import BackgroundRuns
 from memory_panel.store.console_index.catch_up import ApplyDelta, catch_up_from_audit
+from memory_panel.store.console_index.progress import BuildProgress, queued, read_progress
 from memory_panel.store.console_index.generations import (
     Fill,
     generation_connection,
@@ -44,6 +45,8 @@ class IndexFamily:
     name: str
     schema_version: str
     fill: Fill
+    # The build's phases in order, each with its share of a build's time (``progress.py``).
+    phases: tuple[tuple[str, float], ...]
     read_delta: Callable[[str, sqlite3.Connection, int, set[str]], Any]
     apply_delta: ApplyDelta
     # A realm's first indexes are built in this order, lowest first (``start_first_builds``).
@@ -87,7 +90,14 @@ class IndexFamily:
     def build(self, realm: str, *, wait: bool = False) -> Path | None:
         """Write a complete new generation; another builder already at it means None, or with
         ``wait`` the generation it wrote (see ``write_generation``)."""
-        return write_generation(self.directory(realm), realm, self.fill, schema_version=self.schema_version, wait=wait)
+        return write_generation(
+            self.directory(realm), realm, self.fill, name=self.name, phases=self.phases,
+            schema_version=self.schema_version, wait=wait,
+        )
+
+    def progress(self, realm: str) -> BuildProgress | None:
+        """How far along this process's or another's build of the realm is; None when none runs."""
+        return read_progress(self.directory(realm))
 
     def start_build(self, realm: str) -> None:
         """Build a new generation in the background, unless one is already being built here."""
@@ -139,6 +149,26 @@ def _build_missing(realm: str) -> None:
                 family.build(realm, wait=True)
             except Exception:
                 logger.exception("building the %s of realm %r failed; tried again when next asked", family.name, realm)
+
+
+def build_progress(realm: str) -> BuildProgress | None:
+    """The realm's first index build under way in any process, by ``cold_start_order``; None when none runs."""
+    for family in sorted(_families, key=lambda family: family.cold_start_order):
+        progress = family.progress(realm)
+        if progress is not None:
+            return progress
+    return None
+
+
+def awaited_progress(family: IndexFamily, realm: str) -> BuildProgress:
+    """How far along the build a read of ``family`` waits for is: its own, or the one it comes after."""
+    own = family.progress(realm)
+    if own is not None:
+        return own
+    for earlier in sorted(_families, key=lambda family: family.cold_start_order):
+        if earlier.cold_start_order < family.cold_start_order and earlier.progress(realm) is not None:
+            return queued(realm, family.name, f"waiting for the {earlier.name} build")
+    return queued(realm, family.name, "starting")
 
 
 _builders: dict[str, BackgroundRuns] = {}

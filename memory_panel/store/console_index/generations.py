@@ -14,10 +14,11 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from memory_panel.store.changes import SETTLED_NS
+from memory_panel.store.console_index.progress import ProgressReport
 from memory_panel.store.realms import (
     BUSY_TIMEOUT_SECONDS,
     connect_readonly,
@@ -28,8 +29,11 @@ from memory_panel.store.realms import (
 
 logger = logging.getLogger("memory_panel.store.console_index")
 
-# Creates the schema in the new file and copies one snapshot of the realm: ``(realm, realm file, new file)``.
-Fill = Callable[[str, Path, sqlite3.Connection], int]
+# Creates the schema in the new file and copies one snapshot of the realm, reporting how far along
+# it is: ``(realm, realm file, new file, progress)``.
+Fill = Callable[[str, Path, sqlite3.Connection, ProgressReport], int]
+# Rows of the realm one statement of a build copies: each chunk ends with its progress recorded.
+COPY_CHUNK_ROWS = 100_000
 # Page cache of a build's connection: what the sorts of its index creation work in.
 BUILD_CACHE_KIB = 131_072
 # The schema name a build attaches the realm file under.
@@ -131,13 +135,43 @@ class attached_realm:
 
 
 
+def copy_in_chunks(out: sqlite3.Connection, sql: str, progress: ProgressReport, *, first: int, last: int,
+                   chunk_rows: int = COPY_CHUNK_ROWS) -> int:
+    """Run ``sql`` (an ``INSERT … SELECT`` whose two placeholders bound a key range ``(after, up to]``)
+    over the keys ``first``..``last`` a chunk at a time, recording the progress after each.
+
+    One statement per chunk, all in the build's one read transaction: the same snapshot, the same
+    rows in the same order as one statement, and the progress file says how far the copy is.
+    """
+    copied = 0
+    total = last - first + 1
+    for low in range(first - 1, last, chunk_rows):
+        copied += out.execute(sql, (low, low + chunk_rows)).rowcount
+        progress.rows(min(low + chunk_rows, last) - first + 1, total)
+    return copied
+
+
+def rowid_range(out: sqlite3.Connection) -> tuple[int, int]:
+    """The attached realm's lowest and highest records rowid, from its snapshot (O(1))."""
+    low, high = out.execute(f"SELECT MIN(rowid), MAX(rowid) FROM {REALM}.records").fetchone()
+    return (low, high) if low is not None else (1, 0)
+
+
 def write_generation(
-    directory: Path, realm: str, fill: Fill, *, schema_version: str, wait: bool = False
+    directory: Path,
+    realm: str,
+    fill: Fill,
+    *,
+    name: str,
+    phases: Sequence[tuple[str, float]],
+    schema_version: str,
+    wait: bool = False,
 ) -> Path | None:
     """Write a complete new generation from one snapshot of the realm, then retire older ones.
 
     When another thread or process holds the build lock (it is building the same realm),
     returns None, or with ``wait`` waits for that build and returns the generation it wrote.
+    Meanwhile ``progress.json`` beside the lock says how far along it is (``progress.py``).
     """
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "build.lock", "w") as lock:
@@ -162,31 +196,45 @@ def write_generation(
         )
         # Texts a hand edit left undecodable are read as the direct read shows them (numbering, facts).
         out.text_factory = lenient_text
+        progress = ProgressReport(directory, realm, name, phases)
+        progress.attach(out)
         try:
-            # SQLite attaches only a file of the same text encoding: MobKit writes UTF-8, a file
-            # made some other way may not be.
-            with readonly(path) as source:
-                out.execute(f"PRAGMA encoding = '{source.execute('PRAGMA encoding').fetchone()[0]}'")
-            out.execute("PRAGMA main.journal_mode=OFF")  # a partial file is thrown away on failure
-            out.execute("PRAGMA synchronous=OFF")
-            out.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")  # the indexes are sorted after the load
-            count = fill(realm, path, out)
-            set_meta(
-                out,
-                schema_version=schema_version,
-                realm_dev=str(stat.st_dev),
-                realm_ino=str(stat.st_ino),
-                built_at=str(time.time()),
-            )
-            # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
-            # neither waits for the other (the file records the mode, so it holds after the rename).
-            out.execute("PRAGMA main.journal_mode=WAL")
+            count = _fill_file(out, path, stat, fill, realm, progress, schema_version)
+            os.replace(unfinished, target)
         finally:
-            out.close()
-        os.replace(unfinished, target)
+            progress.finish()
         for older in directory.glob("gen-*.sqlite3*"):
             if not older.name.startswith(target.name):
                 older.unlink(missing_ok=True)  # open connections keep reading it until they move on
         logger.info("indexed realm %r into %s: %d records in %.1f s", realm, directory.parent.name, count,
                     time.monotonic() - started)
         return target
+
+
+def _fill_file(
+    out: sqlite3.Connection, path: Path, stat: os.stat_result, fill: Fill, realm: str, progress: ProgressReport,
+    schema_version: str,
+) -> int:
+    """Fill the new file from one snapshot of the realm and close it; the records copied."""
+    try:
+        # SQLite attaches only a file of the same text encoding: MobKit writes UTF-8, a file
+        # made some other way may not be.
+        with readonly(path) as source:
+            out.execute(f"PRAGMA encoding = '{source.execute('PRAGMA encoding').fetchone()[0]}'")
+        out.execute("PRAGMA main.journal_mode=OFF")  # a partial file is thrown away on failure
+        out.execute("PRAGMA synchronous=OFF")
+        out.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")  # the indexes are sorted after the load
+        count = fill(realm, path, out, progress)
+        set_meta(
+            out,
+            schema_version=schema_version,
+            realm_dev=str(stat.st_dev),
+            realm_ino=str(stat.st_ino),
+            built_at=str(time.time()),
+        )
+        # docs/realm-failures.md §4: requests read the index while a catch-up writes it; in WAL
+        # neither waits for the other (the file records the mode, so it holds after the rename).
+        out.execute("PRAGMA main.journal_mode=WAL")
+    finally:
+        out.close()
+    return count
