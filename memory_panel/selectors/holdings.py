@@ -46,11 +46,19 @@ SCOPES_SHOWN = 100
 NEAR_FLOOR = 0.9
 
 
+# docs/ui.md §4: beyond this many realms, Holdings across realms is one table of every realm's
+# scopes, those that matter first, rather than a table per realm (500 tables would be megabytes).
+REALM_TABLES_MAX = 12
+
+
 @dataclass(frozen=True)
 class ScopeTable:
-    """One realm's Holdings table: the scopes shown, and how many there are in all."""
+    """One Holdings table: the scopes shown, and how many there are in all.
 
-    realm: str
+    ``realm`` is None for the one table across realms (``REALM_TABLES_MAX``).
+    """
+
+    realm: str | None
     scopes: list[ScopeHoldings]
     total: int  # scopes of the realm the caller may see
     matched: int  # of those, scopes the filter kept
@@ -62,16 +70,27 @@ class ScopeTable:
         return self.offset + len(self.scopes)
 
 
+def holdings_tables(
+    *, scopes: list[ScopeHoldings], realms: list[str], contains: str, offset: int
+) -> list[ScopeTable]:
+    """One table per realm, every realm listed (an empty realm shows as empty, not missing); one
+    table across them all when there are more than ``REALM_TABLES_MAX``."""
+    if len(realms) > REALM_TABLES_MAX:
+        return [scope_table(realm=None, scopes=scopes, contains=contains, offset=offset, limit=SCOPES_SHOWN)]
+    return [scope_table(realm=name, scopes=scopes, contains=contains, offset=offset, limit=SCOPES_SHOWN) for name in realms]
+
+
 def scope_table(
-    *, realm: str, scopes: list[ScopeHoldings], contains: str, offset: int, limit: int
+    *, realm: str | None, scopes: list[ScopeHoldings], contains: str, offset: int, limit: int
 ) -> ScopeTable:
-    """The scopes of one realm's table, those that matter first when there are more than ``limit``.
+    """The scopes of one realm's table (of every realm's: None), those that matter first when there
+    are more than ``limit``.
 
     docs/ui.md §4: up to ``limit`` scopes, all in MobKit's scope order. Beyond that, the scopes at
     or near the floor (closest first), then those holding quarantined records (most first), then
     the largest; ``contains`` keeps the scopes whose key holds that text; ``offset`` pages.
     """
-    held = [s for s in scopes if s.realm == realm]
+    held = scopes if realm is None else [s for s in scopes if s.realm == realm]
     wanted = contains.strip().casefold()
     matched = [s for s in held if wanted in str(s.scope_key).casefold()] if wanted else held
     if len(held) > limit or wanted:

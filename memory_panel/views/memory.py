@@ -26,7 +26,6 @@ from memory_panel.selectors import holdings as holdings_selectors, pending, quar
 from memory_panel.selectors import record_utility, records as record_selectors, search as search_selectors
 from memory_panel.selectors import replicas as replica_selectors, taint_wall, tiles as tile_selectors
 from memory_panel.selectors.dreams import DreamRunRow, DreamSummary
-from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.selectors.named_records import record_titles
 from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
@@ -93,13 +92,19 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     contains = request.GET.get("scopes", "")[:SCOPE_FILTER_MAX]
     offset = min(query_uint(request.GET.get("scopes_from", "")) or 0, SHOWN_MAX)
     tiles = tile_selectors.verdict_tiles(access=access, realm=realm)
-    tables = _holdings_tables(overview.data, contains=contains, offset=offset) if overview.data else []
+    tables = (
+        holdings_selectors.holdings_tables(
+            scopes=overview.data[0], realms=overview.data[1], contains=contains, offset=offset
+        )
+        if overview.data
+        else []
+    )
     context = {
         "realm": realm,
         "overview": overview,
         "scopes_filter": contains,
         "tables": tables,
-        "replica_lags": replica_selectors.replica_lag(realms=[table.realm for table in tables]),
+        "replica_lags": replica_selectors.replica_lag(realms=_realms_shown(tables)),
         "replica_source_problems": replica_selectors.source_problems(),
         "replicas_uncopied": replica_selectors.uncopied_replicas(),
         "denied_kinds": [kind for kind in SCOPE_KINDS if not scope_kind_readable(access, kind)],
@@ -113,17 +118,10 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
     return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
 
 
-def _holdings_tables(
-    data: tuple[list[ScopeHoldings], list[str]], *, contains: str, offset: int
-) -> list[holdings_selectors.ScopeTable]:
-    """One table per realm, every realm listed (an empty realm shows as empty, not missing)."""
-    scopes, realms = data
-    return [
-        holdings_selectors.scope_table(
-            realm=name, scopes=scopes, contains=contains, offset=offset, limit=holdings_selectors.SCOPES_SHOWN
-        )
-        for name in realms
-    ]
+def _realms_shown(tables: list[holdings_selectors.ScopeTable]) -> list[str]:
+    """The realms of the tables, or of the scopes shown in the one table across realms."""
+    return sorted({table.realm for table in tables if table.realm is not None}
+                  | {scope.realm for table in tables if table.realm is None for scope in table.scopes})
 
 
 def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:

@@ -120,3 +120,26 @@ def test_a_realm_of_many_scopes_shows_those_that_matter_first_and_pages_the_rest
     found = client.get(URL, {"scopes": "agent3"}).content.decode()
     assert scope_rows(found) == ["identity:agent3"]
     assert "Showing 1–1 of 1 matching of 6 scopes" in found
+
+
+def test_many_realms_share_one_table_of_the_scopes_that_matter_first(client_for, realm_writer, monkeypatch):
+    from memory_panel.selectors import holdings as holdings_selectors
+    from memory_panel.simulator.store_writer import identity_scope
+
+    monkeypatch.setattr(holdings_selectors, "REALM_TABLES_MAX", 2)
+    monkeypatch.setattr(holdings_selectors, "SCOPES_SHOWN", 3)
+    for n, notes in enumerate([2, 4, 1, 3]):
+        writer = realm_writer(f"realm{n}")
+        for i in range(notes):
+            writer.remember(identity_scope(f"realm{n}", "identity:scout"), f"Note {i}", f"body {i}")
+    client = client_for()
+
+    page = client.get(URL).content.decode()
+    assert "<h2>Every realm</h2>" in page and "Realm <code>" not in page
+    # the largest first, each row naming its realm and linking to that realm's records of the scope
+    assert re.findall(r'<th scope="row"><code>([^<]+)</code>', page) == ["realm1", "realm3", "realm0"]
+    assert '<a href="/console/memory/records/?realm=realm1&amp;scope=identity&amp;scope_key=identity%3Ascout">' in page
+    assert "Showing 1–3 of 4 of 4 scopes" in page
+    more = re.search(r'<a class="button" href="\?([^"]+)">Next 3 scopes</a>', page).group(1).replace("&amp;", "&")
+    rest = client.get(f"{URL}?{more}").content.decode()
+    assert re.findall(r'<th scope="row"><code>([^<]+)</code>', rest) == ["realm2"]
