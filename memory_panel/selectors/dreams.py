@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import Audit, DreamAuditVerdict, DreamRun
 from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
 from memory_panel.store.all_realms_index import all_realms_index
 from memory_panel.store.realm_index import realm_index
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.store.records import parse_json_text
 from memory_panel.store.rows import realm_rows, skip_unreadable_realm
@@ -50,7 +52,7 @@ def dream_history(*, access: Access, realm: str | None, limit: int) -> tuple[lis
     if realm is None:
         runs, realms = _newest_runs_of_every_realm(access, limit)
     else:
-        runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_dreams(name, limit)))
+        runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _kept_dreams(name, limit)))
     runs.sort(key=lambda run: run.last_op_at_ms, reverse=True)
     return runs[:limit], realms
 
@@ -72,10 +74,15 @@ def _newest_runs_of_every_realm(access: Access, limit: int) -> tuple[list[DreamS
     for name in candidates:
         if name in newest and len(runs) >= limit and newest[name] < runs[limit - 1].last_op_at_ms:
             break  # neither this realm nor any after it holds a run later than the runs found
-        found, covered = realm_rows(None, lambda name: _sampled(access, name, _realm_dreams(name, limit)), names=[name])
+        found, covered = realm_rows(None, lambda name: _sampled(access, name, _kept_dreams(name, limit)), names=[name])
         runs = sorted(runs + found, key=lambda run: run.last_op_at_ms, reverse=True)
         read += covered
     return runs, sorted({*index.listed, *read})
+
+
+def _kept_dreams(realm: str, limit: int) -> list[DreamSummary]:
+    """``_realm_dreams``, kept while the realm stands still; copies, since the caller samples them."""
+    return [replace(run) for run in realm_memo(realm, ("dreams", limit), partial(_realm_dreams, realm, limit))]
 
 
 def _realm_dreams(realm: str, limit: int) -> list[DreamSummary]:
@@ -157,12 +164,31 @@ def running_dreams(
     """
     require_realm_history(access)
     quiet_since = (time.time_ns() // 1_000_000 if now_ms is None else now_ms) - RUNNING_QUIET_MS
-    runs, realms = realm_rows(realm, lambda name: _sampled(access, name, _realm_running(name, quiet_since)))
+    names, covered = None, []
+    if realm is None:
+        # docs/realm-index.md §10: a realm whose latest steward row is older than the quiet time
+        # has no run going; the console-wide index knows that of every small realm unopened.
+        every = realm_names()
+        index = all_realms_index(every, on_failure=skip_unreadable_realm)
+        newest = index.newest_dreams()
+        names = [name for name in every if name not in index.listed or newest.get(name, -1) >= quiet_since]
+        covered = list(index.listed)
+    runs, realms = realm_rows(
+        realm, lambda name: _sampled(access, name, _realm_running(name, quiet_since)), names=names
+    )
     runs.sort(key=lambda run: run.first_op_at_ms, reverse=True)
-    return runs, realms
+    return runs, sorted({*covered, *realms})
 
 
 def _realm_running(realm: str, quiet_since_ms: int) -> list[DreamSummary]:
+    """The realm's runs without a sheet that were active since ``quiet_since_ms`` (copies: the caller
+    samples them)."""
+    unfinished = realm_memo(realm, "runs_without_sheet", partial(_runs_without_sheet, realm))
+    return [replace(run) for run in unfinished if run.last_op_at_ms >= quiet_since_ms]
+
+
+def _runs_without_sheet(realm: str) -> list[DreamSummary]:
+    """The recent steward runs of the realm that have no ``dream_runs`` row (yet)."""
     if not store_format(realm).has("dream_runs"):
         return []  # the older format keeps no run sheets, so no run could be seen to finish
     audit = Audit.objects.using(realm_alias(realm)).order_by("-audit_id")
@@ -172,7 +198,7 @@ def _realm_running(realm: str, quiet_since_ms: int) -> list[DreamSummary]:
         # the newest steward rows are a few primary-key reads away (docs/realm-index.md §8).
         audit = audit.filter(audit_id__in=index.newest_steward_audit_ids(RUNNING_STEWARD_ROWS))
     rows = audit.values_list("op_kind", "memory_id", "detail", "applied_at_ms")[:RUNNING_AUDIT_SCAN]
-    recent = [run for run in _fold_runs(realm, rows, RUNNING_MAX) if run.last_op_at_ms >= quiet_since_ms]
+    recent = _fold_runs(realm, rows, RUNNING_MAX)
     if not recent:
         return []
     finished = set(

@@ -8,9 +8,11 @@ scan of the realm.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import StoreFailed
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.rows import panel_realms
 from memory_panel.store.search_index import search_index
 from memory_panel.visibility import scope_checker
@@ -34,12 +36,15 @@ def _identity_keys(realm: str | None) -> set[str]:
     keys: set[str] = set()
     for name in panel_realms(realm):
         try:
-            index = search_index(name)
+            keys.update(realm_memo(name, "identity_keys", partial(_realm_identity_keys, name)) or ())
         except StoreFailed:  # suggestions are a courtesy: a realm whose index is not ready offers none
             continue
-        if index is not None:
-            keys.update(key for kind, key in index.scopes() if kind == "identity")
     return keys
+
+
+def _realm_identity_keys(name: str) -> frozenset[str] | None:
+    index = search_index(name)
+    return None if index is None else frozenset(key for kind, key in index.scopes() if kind == "identity")
 
 
 def _readable_identity_keys(access: Access, realm: str | None) -> set[str]:

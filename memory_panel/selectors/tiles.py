@@ -318,7 +318,7 @@ def _dreams_tile(access: Access, realms: list[str]) -> Tile:
     overdue = 0
     for name in realms:
         sheets = realm_memo(name, "dream_sheets", partial(_dream_sheets, name))
-        if sheets is None:
+        if not sheets:
             continue
         count, newest, detail, expired = sheets
         runs += count
@@ -345,15 +345,15 @@ def _dreams_tile(access: Access, realms: list[str]) -> Tile:
     return Tile("dreams", state, f"checked {runs:,} dream runs", lines)
 
 
-def _dream_sheets(name: str) -> tuple[int, int, str, list[tuple[str, str]]] | None:
+def _dream_sheets(name: str) -> tuple[int, int, str, list[tuple[str, str]]] | tuple[()]:
     """The realm's dream runs: how many, the newest's end and sheet, and the scopes of promotions left
-    pending past their expiry by then; None when it has no run."""
+    pending past their expiry by then; empty when it has no run."""
     if not store_format(name).has("dream_runs"):
-        return None
+        return ()
     cursor = realm_cursor(name)
     count, newest = cursor.execute("SELECT COUNT(*), MAX(completed_at_ms) FROM dream_runs").fetchone()
     if not count:
-        return None
+        return ()
     detail = cursor.execute(
         "SELECT detail FROM dream_runs ORDER BY completed_at_ms DESC, run_id DESC LIMIT 1").fetchone()[0]
     # docs/store-format.md §7.3: the next dream expires promotions unresolved for 7 days.

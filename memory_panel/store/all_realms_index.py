@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from memory_panel import conf
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
-from memory_panel.store.changes import signature
+from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.request_memo import once_per_request
@@ -166,7 +166,8 @@ class AllRealmsIndex:
         return {self.names[realm]: newest for realm, newest in rows}
 
     def _listed_where(self) -> tuple[list[str], list]:
-        return [f"realm IN ({', '.join('?' * len(self.listed))})"], list(self.listed.values())
+        # Unary +: never an index on the realm (nearly every realm is listed); the orders' indexes serve.
+        return [f"+realm IN ({', '.join('?' * len(self.listed))})"], list(self.listed.values())
 
 
 def all_realms_index(names: Iterable[str], *, on_failure: Callable[[str, Exception], None]) -> AllRealmsIndex:
@@ -185,11 +186,10 @@ def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], No
     listed: dict[str, int] = {}
     for name in names:
         path = realm_path(name)
-        try:
-            found, settled = signature(path)
-        except FileNotFoundError:
+        found = realm_signature(name)
+        if found is None and not path.exists():
             continue  # gone since discovery
-        current = json.dumps(found) if settled else None
+        current = None if found is None else json.dumps(found)
         entry = known.get(name)
         if entry is None or current is None or entry[1] != current:
             try:

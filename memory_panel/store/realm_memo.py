@@ -48,7 +48,8 @@ def realm_memo(name: str, question: Hashable, answer: Callable[[], T]) -> T:
     """``answer()`` for realm ``name``, or the one worked out under the realm's current signature.
 
     ``answer`` must depend on the realm file's content alone, and its value must not be changed
-    by whoever asks (it is handed to every later asker as it is).
+    by whoever asks (it is handed to every later asker as it is). An answer of None is not kept:
+    it says "not yet" (an index still being built), which may change while the file does not.
     """
     current = realm_signature(name)
     if current is None:
@@ -60,6 +61,8 @@ def realm_memo(name: str, question: Hashable, answer: Callable[[], T]) -> T:
             _answers.move_to_end(key)
             return kept[1]  # type: ignore[return-value]
     value = answer()
+    if value is None:
+        return value
     with _lock:
         _answers[key] = (current, value)
         _answers.move_to_end(key)

@@ -174,7 +174,8 @@ def realm_exists(name: str) -> bool:
 def copy_change_stamp(path: Path) -> tuple[int, int] | None:
     """For a replica copy, what moves when its follower applies a transaction (its ``-txid`` file's
     mtime and size); None for a local realm file."""
-    if conf.replica_copies_root().absolute() not in path.absolute().parents:
+    # A prefix test of the two absolute paths: asked for every realm of every all-realm page.
+    if not os.path.abspath(path).startswith(os.path.join(os.path.abspath(conf.replica_copies_root()), "")):
         return None
     try:
         stat = path.with_name(path.name + TXID_SUFFIX).stat()
