@@ -130,7 +130,12 @@ def release(**kwargs) -> None:
             close()
     with _lock:
         _open -= len(closers) - len(index)
-        _idle.update(index)
+        for key, conn in index.items():
+            if key in _idle:  # another thread had its own to the same file idle already
+                conn.close()
+                _open -= 1
+            else:
+                _idle[key] = conn
         _trim_idle()
 
 
