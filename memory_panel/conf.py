@@ -26,6 +26,11 @@ def realm_query_timeout_ms() -> int:
     return int(getattr(settings, "MOBKIT_REALM_QUERY_TIMEOUT_MS", 2000))
 
 
+def realm_connections_max() -> int:
+    """Most connections to realm and index files a process keeps open at once (docs/serving.md §5)."""
+    return max(1, int(getattr(settings, "MOBKIT_REALM_CONNECTIONS_MAX", 64)))
+
+
 def realm_index_min_rows() -> int:
     return int(getattr(settings, "MOBKIT_REALM_INDEX_MIN_ROWS", 20_000))
 

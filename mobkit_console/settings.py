@@ -44,6 +44,10 @@ MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_M
 # once, the rest wait their turn, which no time limit counts. Each keeps a console-database connection.
 MOBKIT_HTTP_THREADS = int(os.environ.get("MOBKIT_HTTP_THREADS", "").strip() or 12)
 
+# Most connections to realm files and the console's index files one process keeps open at once, the
+# least recently used closed first (docs/serving.md §5); each is about three file descriptors.
+MOBKIT_REALM_CONNECTIONS_MAX = int(os.environ.get("MOBKIT_REALM_CONNECTIONS_MAX", "").strip() or 64)
+
 # One JSON-RPC request (a batch of up to 100 calls) runs calls for at most about this long; the
 # calls after it is spent are answered with a request_budget_exhausted error without being run.
 MOBKIT_RPC_REQUEST_BUDGET_MS = int(os.environ.get("MOBKIT_RPC_REQUEST_BUDGET_MS", "").strip() or 5000)

@@ -58,6 +58,7 @@ from memory_panel.store.console_index.family import (
 )
 from memory_panel.store.console_index.catch_up import catch_up_from_audit, snapshot_high_water
 from memory_panel.store.console_index.generations import (
+    GenerationReader,
     attached_realm,
     copy_in_chunks,
     generation_connection,
@@ -150,12 +151,8 @@ def index_dir() -> Path:
     return conf.persistent_state() / "console" / "realm-index"
 
 
-class RealmIndex:
+class RealmIndex(GenerationReader):
     """One ready generation of one realm's index, caught up with the realm when handed out."""
-
-    def __init__(self, realm: str, conn: sqlite3.Connection) -> None:
-        self.realm = realm
-        self.conn = conn
 
     def page_entries(
         self, filters: RecordFilter, after: Cursor | None, limit: int, *, never_injected_only: bool = False
@@ -361,13 +358,13 @@ def _ready_index(realm: str) -> RealmIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None  # gone since discovery
-    conn = REALM_INDEX.caught_up(realm, path, stat)
-    if conn is not None:
+    generation = REALM_INDEX.caught_up(realm, path, stat)
+    if generation is not None:
         # docs/realm-index.md §4: not while the realm's first builds run here (the index was just
         # copied, and the scan would compete with the search build); the look waits for them.
         if not first_builds_running(realm) and _usage_watch.changed(path, period=conf.realm_index_usage_seconds()):
             _usage_follower.start(realm)
-        return RealmIndex(realm, conn)
+        return RealmIndex(realm, generation)
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
     if REALM_INDEX.newest(realm) is not None:
         start_build(realm)

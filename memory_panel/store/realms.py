@@ -28,6 +28,7 @@ from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
 from memory_panel.errors import InvalidParams, StoreFailed, UnknownRealm
+from memory_panel.store.open_connections import connection_closed, connection_used, realm_connection_opened
 
 logger = logging.getLogger("memory_panel.store.realms")
 
@@ -41,6 +42,9 @@ REPLICA_SEPARATOR = "/"
 TXID_SUFFIX = "-txid"
 # The runtime may hold a write transaction; a read waits this long before reporting the realm busy.
 BUSY_TIMEOUT_SECONDS = 5.0
+# Page cache of a realm connection (SQLite's default is 2 MiB): a page read needs a few hundred
+# KiB of a realm, the OS keeps the file's pages anyway, and a process may have many realms open.
+READ_CACHE_KIB = 512
 
 CURRENT_TABLES = (
     "records",
@@ -174,7 +178,10 @@ def realm_exists(name: str) -> bool:
 def copy_change_stamp(path: Path) -> tuple[int, int] | None:
     """For a replica copy, what moves when its follower applies a transaction (its ``-txid`` file's
     mtime and size); None for a local realm file."""
-    # A prefix test of the two absolute paths: asked for every realm of every all-realm page.
+    # The timeline watcher asks this of every realm several times a second: kept to a look at the
+    # settings when no replica is followed, and a comparison of strings when some are.
+    if not conf.replica_sources():
+        return None
     if not os.path.abspath(path).startswith(os.path.join(os.path.abspath(conf.replica_copies_root()), "")):
         return None
     try:
@@ -247,6 +254,7 @@ def realm_alias(name: str) -> str:
         with _alias_lock:
             if alias not in connections.settings:
                 connections.settings[alias] = _realm_database_settings(realm_path(name))
+    connection_used(alias)  # docs/serving.md §5: the least recently used realm is closed first
     return alias
 
 
@@ -255,7 +263,10 @@ def _realm_database_settings(path: Path) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": readonly_uri(path),
-        "OPTIONS": {"timeout": BUSY_TIMEOUT_SECONDS, "init_command": "PRAGMA query_only=1"},
+        "OPTIONS": {
+            "timeout": BUSY_TIMEOUT_SECONDS,
+            "init_command": f"PRAGMA query_only=1; PRAGMA cache_size=-{READ_CACHE_KIB}",
+        },
         # A fresh connection per request: a replaced or restored realm file is seen at once.
         "CONN_MAX_AGE": 0,
         "CONN_HEALTH_CHECKS": False,
@@ -307,6 +318,7 @@ def _limit_realm_queries(sender, connection, **kwargs) -> None:
     # previous connection's deadline goes: appending alone nests one more wrapper per request.
     connection.execute_wrappers[:] = [w for w in connection.execute_wrappers if not isinstance(w, _QueryDeadline)]
     connection.execute_wrappers.append(deadline)
+    realm_connection_opened(connection.alias, connection.close)  # docs/serving.md §5
 
 
 # docs/wire-contract.md §1.5: every store failure reads "agent memory panel failed: <reason>".
@@ -340,6 +352,7 @@ def close_realm_connections() -> None:
             if hasattr(connections._connections, alias):
                 getattr(connections._connections, alias).close()
                 delattr(connections._connections, alias)
+            connection_closed(alias)
 
 
 def forget_realm_connections() -> None:

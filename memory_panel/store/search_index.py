@@ -40,6 +40,7 @@ from memory_panel.store.console_index.family import awaited_progress, IndexFamil
 from memory_panel.store.console_index.generations import (
     attached_realm,
     copy_in_chunks,
+    GenerationReader,
     REALM,
     realm_rows,
     rowid_range,
@@ -106,12 +107,8 @@ RANK_WINDOW = 4_000
 DENSITY_SAMPLE = 65_536
 
 
-class SearchIndex:
+class SearchIndex(GenerationReader):
     """One ready generation of one realm's search index, caught up when handed out."""
-
-    def __init__(self, realm: str, conn: sqlite3.Connection) -> None:
-        self.realm = realm
-        self.conn = conn
 
     def scopes(self) -> list[tuple[str, str]]:
         return self.conn.execute(
@@ -227,9 +224,9 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None
-    conn = SEARCH_INDEX.caught_up(realm, path, stat)
-    if conn is not None:
-        return SearchIndex(realm, conn)
+    generation = SEARCH_INDEX.caught_up(realm, path, stat)
+    if generation is not None:
+        return SearchIndex(realm, generation)
     # No index, or one that describes another file or history: small realms rebuild right now.
     if realm_rows(path) < conf.realm_index_min_rows():
         # Concurrent first searches of a small realm wait for the one build rather than fail.
@@ -238,10 +235,10 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
         start_first_builds(realm)  # docs/realm-index.md §5: after the realm index, if that is missing too
     else:
         SEARCH_INDEX.start_build(realm)  # tests build inline (MOBKIT_REALM_INDEX_BACKGROUND off)
-    conn = SEARCH_INDEX.caught_up(realm, path, stat)
-    if conn is None:
+    generation = SEARCH_INDEX.caught_up(realm, path, stat)
+    if generation is None:
         raise RealmIndexing(realm, awaited_progress(SEARCH_INDEX, realm))
-    return SearchIndex(realm, conn)
+    return SearchIndex(realm, generation)
 
 
 def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:

@@ -58,8 +58,11 @@ class IndexFamily:
     def newest(self, realm: str) -> Path | None:
         return newest_generation_in(self.directory(realm))
 
-    def caught_up(self, realm: str, path: Path, stat: os.stat_result) -> sqlite3.Connection | None:
+    def caught_up(self, realm: str, path: Path, stat: os.stat_result) -> Path | None:
         """The newest generation, caught up with the realm file; None when only a rebuild can help.
+
+        The generation's path, not a connection: read it through ``generation_connection`` at each
+        use, since a connection may be closed for the bound meanwhile (docs/serving.md §5).
 
         None when there is no generation, when it was written by another schema version or
         describes another file (replaced: another device or inode), or when the file's history
@@ -80,12 +83,12 @@ class IndexFamily:
         # signature and is looked at next time.
         signature = settled_signature(path, stat)
         if signature is not None and _current_at.get(str(generation)) == signature:
-            return conn  # docs/realm-index.md §4: not written since this generation was last caught up
+            return generation  # docs/realm-index.md §4: not written since this generation was last caught up
         if not catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta):
             return None
         if signature is not None:
             _current_at[str(generation)] = signature
-        return conn
+        return generation
 
     def build(self, realm: str, *, wait: bool = False) -> Path | None:
         """Write a complete new generation; another builder already at it means None, or with

@@ -11,14 +11,15 @@ import fcntl
 import logging
 import os
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from collections.abc import Callable, Sequence
+from functools import partial
 from urllib.parse import quote
 
 from memory_panel.store.changes import SETTLED_NS
 from memory_panel.store.console_index.progress import ProgressReport
+from memory_panel.store.open_connections import close_index_connections, index_connection
 from memory_panel.store.realms import (
     BUSY_TIMEOUT_SECONDS,
     connect_readonly,
@@ -66,26 +67,44 @@ def newest_generation_in(directory: Path) -> Path | None:
     return newest
 
 
-_local = threading.local()
-
-
 def generation_connection(path: Path) -> sqlite3.Connection:
-    """One connection per thread and generation file; a new generation gets a new connection."""
-    cache: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("connections", {})
-    key = str(path)
-    conn = cache.get(key)
-    if conn is None:
-        for stale in [k for k in cache if Path(k).parent == path.parent]:
-            cache.pop(stale).close()
-        conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        # A build copies the realm's texts as they are (docs/realm-index.md §5), so one a hand edit
-        # left undecodable is read back as the direct read shows it, never as an error.
-        conn.text_factory = lenient_text
-        # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
-        # fsync; in WAL, NORMAL still keeps it consistent across a crash.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        cache[key] = conn
+    """A connection to generation file ``path`` for this thread; a new generation's retires the older ones'.
+
+    Counted with the realm connections (docs/serving.md §5): closed when least recently used and
+    opened again on the next use, so hold the path, not the connection, across reads of other realms.
+    """
+    return index_connection(str(path), partial(_connect_generation, path))
+
+
+def _connect_generation(path: Path) -> sqlite3.Connection:
+    # The generations before this one are retired: whatever connections to them are left go.
+    key, directory = str(path), os.path.dirname(path)
+    close_index_connections(lambda other: other != key and os.path.dirname(other) == directory)
+    # mode=rw: a generation retired since it was named is an error, never a new empty file.
+    conn = sqlite3.connect(
+        f"file:{quote(str(path.absolute()))}?mode=rw", uri=True, timeout=10, isolation_level=None,
+        check_same_thread=False,
+    )
+    # A build copies the realm's texts as they are (docs/realm-index.md §5), so one a hand edit
+    # left undecodable is read back as the direct read shows it, never as an error.
+    conn.text_factory = lenient_text
+    # The index is rebuilt from the realm whenever in doubt, so a catch-up need not wait for
+    # fsync; in WAL, NORMAL still keeps it consistent across a crash.
+    conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+class GenerationReader:
+    """Reads one generation of a realm's index, through its connection asked for at each use: a
+    page may read more realms' indexes than stay open at once (docs/serving.md §5)."""
+
+    def __init__(self, realm: str, generation: Path) -> None:
+        self.realm = realm
+        self.generation = generation
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return generation_connection(self.generation)
 
 
 class readonly:
