@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_panel.models import PendingHarvest, Proposal
 from memory_panel.selectors.named_records import first_visible
+from memory_panel.store.realm_memo import kept_rows, realm_memo
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import parse_json_text
 from memory_panel.store.rows import realm_rows
@@ -35,21 +36,27 @@ def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple
     require_realm_history(access)
 
     def open_proposals(name: str) -> list[ProposalRow]:
-        rows = (
-            Proposal.objects.using(realm_alias(name))
-            .filter(status__in=("pending", "held"))
-            .order_by("created_at_ms", "proposal_id")
-            .values("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint")
-        )
+        kept = realm_memo(name, "open_proposals", lambda: kept_rows(_open_proposal_rows(name).iterator()))
+        rows = iter(kept) if kept is not None else _open_proposal_rows(name).iterator()
+
         def readable(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
             return [row for row in batch if scope_visible(access, row["scope_kind"], row["scope_key"])]
 
         # docs/access.md §2.8: filtered before the limit, so hidden rows never shorten a page.
-        return [_proposal_row(name, row) for row in first_visible(rows.iterator(), keep=readable, limit=limit)]
+        return [_proposal_row(name, row) for row in first_visible(rows, keep=readable, limit=limit)]
 
     out, realms = realm_rows(realm, open_proposals)
     out.sort(key=lambda p: p.created_at_ms)
     return out[:limit], realms
+
+
+def _open_proposal_rows(name: str):
+    return (
+        Proposal.objects.using(realm_alias(name))
+        .filter(status__in=("pending", "held"))
+        .order_by("created_at_ms", "proposal_id")
+        .values("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint")
+    )
 
 
 def _proposal_row(realm: str, row: dict[str, Any]) -> ProposalRow:

@@ -17,7 +17,7 @@ from django.db.models import Count, Max, Min
 from memory_panel.models import DreamAuditVerdict
 from memory_panel.selectors.holdings import realm_holdings
 from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
-from memory_panel.store.realm_memo import realm_memo
+from memory_panel.store.realm_memo import kept_rows, realm_memo
 from memory_panel.store.realms import realm_alias, store_format
 from memory_panel.store.rows import realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
@@ -118,40 +118,63 @@ def review_queue(*, access: Access, realm: str | None, limit: int) -> tuple[list
     require_realm_history(access)
 
     def items(name: str) -> list[ReviewItem]:
-        if not store_format(name).has("dream_audit_verdicts"):
-            return []
-        open_rows = DreamAuditVerdict.objects.using(realm_alias(name)).filter(resolved_at_ms__isnull=True)
-        records = (
-            open_rows.values("record_id")
-            .annotate(open_verdicts=Count("run_id"), newest=Max("created_at_ms"), first=Min("created_at_ms"))
-            .order_by("-newest", "record_id")
+        readable = partial(_readable_items, access, name)
+        kept = realm_memo(name, "review_items", partial(_every_review_item, name))
+        if kept is not None:
+            return first_visible(iter(kept), keep=readable, limit=limit)
+        records, open_rows = _open_verdicts(name)
+        return first_visible(
+            records.iterator(), keep=lambda batch: readable(_review_items(name, open_rows, batch)), limit=limit
         )
-
-        def readable(batch: list[dict[str, Any]]) -> list[ReviewItem]:
-            # docs/access.md §2.8: a verdict names its record and says why; only for its readers.
-            hidden = unreadable_record_ids(access=access, realm=name, ids=(row["record_id"] for row in batch))
-            shown = [row for row in batch if row["record_id"] not in hidden]
-            newest = {
-                verdict.record_id: verdict
-                for verdict in open_rows.filter(record_id__in=[row["record_id"] for row in shown])
-                .order_by("created_at_ms", "run_id")
-            }  # ascending, so each record keeps its newest
-            return [
-                ReviewItem(
-                    realm=name,
-                    record_id=row["record_id"],
-                    verdict=newest[row["record_id"]].verdict,
-                    rationale=newest[row["record_id"]].rationale,
-                    run_id=newest[row["record_id"]].run_id,
-                    created_at_ms=row["newest"],
-                    first_at_ms=row["first"],
-                    open_verdicts=row["open_verdicts"],
-                )
-                for row in shown
-            ]
-
-        return first_visible(records.iterator(), keep=readable, limit=limit)
 
     out, realms = realm_rows(realm, items)
     out.sort(key=lambda item: (-item.created_at_ms, item.record_id))
     return out[:limit], realms
+
+
+def _open_verdicts(name: str):
+    """The records with open verdicts, newest verdict first, with their counts; and the open verdicts."""
+    open_rows = DreamAuditVerdict.objects.using(realm_alias(name)).filter(resolved_at_ms__isnull=True)
+    records = (
+        open_rows.values("record_id")
+        .annotate(open_verdicts=Count("run_id"), newest=Max("created_at_ms"), first=Min("created_at_ms"))
+        .order_by("-newest", "record_id")
+    )
+    return records, open_rows
+
+
+def _every_review_item(name: str) -> list[ReviewItem] | None:
+    """Every record of the realm with open verdicts, in the queue's order; None when there are too
+    many to keep (``kept_rows``)."""
+    if not store_format(name).has("dream_audit_verdicts"):
+        return []
+    records, open_rows = _open_verdicts(name)
+    rows = kept_rows(records.iterator())
+    return None if rows is None else _review_items(name, open_rows, rows)
+
+
+def _review_items(name: str, open_rows, rows: list[dict[str, Any]]) -> list[ReviewItem]:
+    """The queue's items for these records, each with its newest open verdict."""
+    newest = {
+        verdict.record_id: verdict
+        for verdict in open_rows.filter(record_id__in=[row["record_id"] for row in rows]).order_by("created_at_ms", "run_id")
+    }  # ascending, so each record keeps its newest
+    return [
+        ReviewItem(
+            realm=name,
+            record_id=row["record_id"],
+            verdict=newest[row["record_id"]].verdict,
+            rationale=newest[row["record_id"]].rationale,
+            run_id=newest[row["record_id"]].run_id,
+            created_at_ms=row["newest"],
+            first_at_ms=row["first"],
+            open_verdicts=row["open_verdicts"],
+        )
+        for row in rows
+    ]
+
+
+def _readable_items(access: Access, name: str, items: list[ReviewItem]) -> list[ReviewItem]:
+    # docs/access.md §2.8: a verdict names its record and says why; only for its readers.
+    hidden = unreadable_record_ids(access=access, realm=name, ids=(item.record_id for item in items))
+    return [item for item in items if item.record_id not in hidden]

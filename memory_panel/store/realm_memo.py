@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
+from itertools import islice
 from typing import TypeVar
 
 from memory_panel.store.changes import Signature, settled_signature
@@ -24,6 +25,9 @@ from memory_panel.store.realms import realm_path
 from memory_panel.store.request_memo import once_per_request
 
 T = TypeVar("T")
+
+# A list of rows kept for a realm holds at most this many; a realm with more is read afresh.
+KEPT_ROWS = 2_000
 
 # Answers kept in all, least recently used dropped first: a few per realm for thousands of realms.
 MEMO_ENTRIES = 16_384
@@ -69,3 +73,9 @@ def realm_memo(name: str, question: Hashable, answer: Callable[[], T]) -> T:
         while len(_answers) > MEMO_ENTRIES:
             _answers.popitem(last=False)
     return value
+
+
+def kept_rows(rows: Iterable[T]) -> list[T] | None:
+    """The rows, when there are at most ``KEPT_ROWS`` (an answer to keep); else None (read them afresh)."""
+    head = list(islice(rows, KEPT_ROWS + 1))
+    return head if len(head) <= KEPT_ROWS else None

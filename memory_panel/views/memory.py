@@ -328,13 +328,18 @@ def quarantine_context(*, access: Access, realm: str | None, limit: int, order: 
     )
     rows = [(r, queue.data.previews.get((r.realm, r.id), "")) for r in queue.data.records] if queue.data else []
     named = [(r.realm, r.supersedes) for r, _ in rows if r.supersedes]
-    if queue.data:
-        named += [(p.realm, p.record_id) for p in queue.data.pending_promotions]
+    # The page lists the oldest ``limit`` promotions, as many as the queue's rows, and counts the rest:
+    # every realm's gate at once would be megabytes across hundreds of realms.
+    promotions = queue.data.pending_promotions if queue.data else []
+    promotions_shown = sorted(promotions, key=lambda p: (p.created_at_ms, p.pending_id))[:limit]
+    named += [(p.realm, p.record_id) for p in promotions_shown]
     return {
         "limit": limit,
         "order": order,
         "queue": queue,
         "rows": rows,
+        "promotions_shown": promotions_shown,
+        "promotions_more": len(promotions) - len(promotions_shown),
         "titles": record_titles(access=access, refs=named),
         "count": count_section(counts.quarantine_count, access=access, realm=realm),
     }
