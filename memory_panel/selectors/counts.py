@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from memory_panel.search_text import SearchQuery
 from memory_panel.selectors.search import search_filter
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.rows import panel_realms, realm_read
+from memory_panel.store.all_realms_index import all_realms_index
+from memory_panel.store.rows import panel_realms, realm_read, skip_unreadable_realm
 from memory_panel.store.search_index import search_index
 from memory_panel.visibility import require_record_list, require_review
 
@@ -48,7 +49,13 @@ def record_count(
     """Rows the Records list (or its search, with ``query``) would show this caller, capped."""
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     total = 0
-    for name in panel_realms(realm):
+    names = panel_realms(realm)
+    if realm is None and query is None:
+        # docs/realm-index.md §10: the small realms counted at once, in the console-wide index.
+        index = all_realms_index(names, on_failure=skip_unreadable_realm)
+        total = index.count(search_filter(access, index, filters), cap)
+        names = [name for name in names if name not in index.listed]
+    for name in names:
         with realm_read(name, alone=realm is not None):  # a damaged realm is skipped, as by the list
             index = search_index(name)
             if index is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from memory_panel.cursor import SearchCursor
 from memory_panel.search_text import SearchQuery, highlight, snippet
 from memory_panel.signals import require_body_read_recorded
+from memory_panel.store.all_realms_index import AllRealmsIndex
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord
@@ -99,7 +100,7 @@ def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
     return (hit.window, -hit.bm25, hit.updated_at_ms, hit.memory_id)
 
 
-def search_filter(access: Access, index: SearchIndex, filters: RecordFilter) -> RecordFilter:
+def search_filter(access: Access, index: SearchIndex | AllRealmsIndex, filters: RecordFilter) -> RecordFilter:
     """``filters`` for this caller in this index: what it may never see, and only the scopes it may read."""
     filters = filters.for_caller(access)
     if not access.enforced:

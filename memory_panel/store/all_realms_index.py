@@ -39,7 +39,7 @@ from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
@@ -52,6 +52,9 @@ _SCHEMA = (
     # The promotions waiting at the gate (the quarantine queue's second list), as the realm holds them.
     "CREATE TABLE promotions (realm INTEGER NOT NULL, pending_id, record_id, scope_kind, scope_key, rationale,"
     " status, created_at_ms)",
+    # Every scope holding a record, per realm: what a caller's scope grants are checked against.
+    "CREATE TABLE scopes (realm INTEGER NOT NULL, scope_kind, scope_key)",
+    "CREATE INDEX scopes_realm ON scopes (realm)",
     "CREATE INDEX entries_order ON entries (updated_at_ms, memory_id)",
     "CREATE INDEX entries_scope_order ON entries (scope_kind, scope_key, updated_at_ms)",
     "CREATE INDEX entries_status_order ON entries (status, updated_at_ms)",
@@ -156,6 +159,22 @@ class AllRealmsIndex:
         )
         return [(self.names[realm], dict(zip(PROMOTION_COLUMNS, values))) for realm, *values in rows]
 
+    def count(self, filters: RecordFilter, cap: int) -> int:
+        """Entries of the listed realms ``filters`` keeps, counted up to ``cap + 1``."""
+        if not self.listed:
+            return 0
+        where, args = self._where(filters)
+        return self.conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM entries WHERE {' AND '.join(where)} LIMIT ?)", [*args, cap + 1]
+        ).fetchone()[0]
+
+    def scopes(self) -> list[tuple[str, str]]:
+        """Every (scope_kind, scope_key) holding a record in a listed realm."""
+        if not self.listed:
+            return []
+        where, args = self._listed_where()
+        return self.conn.execute(f"SELECT DISTINCT scope_kind, scope_key FROM scopes WHERE {where[0]}", args).fetchall()
+
     def newest_dreams(self) -> dict[str, int]:
         """Each listed realm holding a dream run: no run of it ended later than this (Unix ms)."""
         where, args = self._listed_where()
@@ -212,6 +231,7 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             number = _realm_number(conn, name)
             conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
             conn.execute("DELETE FROM promotions WHERE realm = ?", (number,))
+            conn.execute("DELETE FROM scopes WHERE realm = ?", (number,))
             rows = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM realm.records").fetchone()[0]
             # SQLite attaches a file of another text encoding, but compares its texts as blobs.
             same_encoding = conn.execute("PRAGMA realm.encoding").fetchone()[0] == "UTF-8"
@@ -222,6 +242,8 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
                 conn.execute(_COPY.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever),
                              (number,))
                 conn.execute(_COPY_PROMOTIONS, (number,))
+                conn.execute("INSERT INTO main.scopes SELECT DISTINCT realm, scope_kind, scope_key FROM main.entries"
+                             " WHERE realm = ?", (number,))
                 newest_dream = conn.execute(_NEWEST_DREAM).fetchone()[0]
             conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ? WHERE realm = ?",
                          (stored, listed, newest_dream if listed else None, number))
