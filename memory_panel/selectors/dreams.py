@@ -245,22 +245,27 @@ def dream_runs(*, access: Access, realm: str | None, limit: int) -> tuple[list[D
     require_realm_history(access)
 
     def sheets(name: str) -> list[DreamRunRow]:
-        if not store_format(name).has("dream_runs"):
-            return []
-        rows = (
-            DreamRun.objects.using(realm_alias(name))
-            .order_by("-completed_at_ms", "-run_id")
-            .values_list("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail")[:limit]
-        )
-        return [
-            DreamRunRow(name, run_id, partition, started, completed, ops, detail if parsed is None else parsed)
-            for run_id, partition, started, completed, ops, detail in rows
-            for parsed in (parse_json_text(detail),)
-        ]
+        return realm_memo(name, ("dream_runs", limit), partial(_newest_sheets, name, limit))
 
     out, realms = realm_rows(realm, sheets)
     out.sort(key=lambda row: (row.completed_at_ms, row.run_id), reverse=True)
     return out[:limit], realms
+
+
+def _newest_sheets(name: str, limit: int) -> list[DreamRunRow]:
+    """The realm's ``limit`` newest run sheets (none in the older format: no dream_runs table)."""
+    if not store_format(name).has("dream_runs"):
+        return []
+    rows = (
+        DreamRun.objects.using(realm_alias(name))
+        .order_by("-completed_at_ms", "-run_id")
+        .values_list("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail")[:limit]
+    )
+    return [
+        DreamRunRow(name, run_id, partition, started, completed, ops, detail if parsed is None else parsed)
+        for run_id, partition, started, completed, ops, detail in rows
+        for parsed in (parse_json_text(detail),)
+    ]
 
 
 @dataclass(frozen=True)

@@ -133,11 +133,10 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
     newest = None if dreams.denied else (dreams.data[0] or [None])[0]
     proposals = section(pending.pending_proposals, access=access, realm=realm, limit=LISTS_MAX_LIMIT)
     # The queue count is shown to reviewers only (docs/ui.md §4 Holdings footer); others see no number.
-    queue = (
-        section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=RECORDS_MAX_LIMIT)
-        if can_review_quarantine(access)
-        else None
-    )
+    # The gate's promotions are listed (no records: limit 0); the queue is counted, not read.
+    reviewer = can_review_quarantine(access)
+    queue = section(quarantine_selectors.quarantine_queue, access=access, realm=realm, limit=0) if reviewer else None
+    queue_count = count_section(counts.quarantine_count, access=access, realm=realm) if reviewer else None
     return {
         "last_dream": dreams if dreams.denied else Section(data=newest and {
             "run_id": newest.run_id,
@@ -146,7 +145,7 @@ def _holdings_footer(access: Access, realm: str | None) -> dict[str, Any]:
         }),
         "proposals": proposals if proposals.denied else Section(data=proposals.data[0]),
         "queue": queue,
-        "queue_cap": RECORDS_MAX_LIMIT,
+        "queue_count": queue_count,
         "proposals_cap": LISTS_MAX_LIMIT,
     }
 
