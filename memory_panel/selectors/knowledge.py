@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from memory_panel.models import Injection
 from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
 from memory_panel.selectors.injections import InjectionRow
 from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, render_injection_block
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import full_rows, realm_read, realm_rows
@@ -127,13 +129,7 @@ def _history(access: Access, realms: list[str], identity: str, *, alone: bool) -
     rows: list[InjectionRow] = []
     for name in realms:
         with realm_read(name, alone=alone):
-            rows += [
-                InjectionRow(realm=name, **row)
-                for row in Injection.objects.using(realm_alias(name))
-                .filter(identity=identity)
-                .order_by("-at_ms", "-injection_id")
-                .values("record_id", "identity", "session_key", "surface", "at_ms")[:HISTORY_LIMIT]
-            ]
+            rows += realm_memo(name, ("injections", identity), partial(_newest_injections, name, identity))
     rows.sort(key=lambda row: row.at_ms, reverse=True)
     rows = rows[:HISTORY_LIMIT]
     records = _records(rows)
@@ -149,6 +145,16 @@ def _history(access: Access, realms: list[str], identity: str, *, alone: bool) -
         dup = older is not None and older.record_id == row.record_id
         history.append(HistoryRow(row, record.title if record is not None else None, dup))
     return history, hidden
+
+
+def _newest_injections(name: str, identity: str) -> list[InjectionRow]:
+    return [
+        InjectionRow(realm=name, **row)
+        for row in Injection.objects.using(realm_alias(name))
+        .filter(identity=identity)
+        .order_by("-at_ms", "-injection_id")
+        .values("record_id", "identity", "session_key", "surface", "at_ms")[:HISTORY_LIMIT]
+    ]
 
 
 def _records(rows: list[InjectionRow]) -> dict[tuple[str, str], MemoryRecord]:
