@@ -50,11 +50,12 @@ def record_count(
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     total = 0
     names = panel_realms(realm)
-    if realm is None and query is None:
+    if realm is None:
         # docs/realm-index.md §10: the small realms counted at once, in the console-wide index.
-        index = all_realms_index(names, on_failure=skip_unreadable_realm)
-        total = index.count(search_filter(access, index, filters), cap)
-        names = [name for name in names if name not in index.listed]
+        shared = all_realms_index(names, on_failure=skip_unreadable_realm)
+        where = search_filter(access, shared, filters)
+        total = shared.search().count(query.match, where, cap) if query else shared.count(where, cap)
+        names = [name for name in names if name not in shared.listed]
     for name in names:
         with realm_read(name, alone=realm is not None):  # a damaged realm is skipped, as by the list
             index = search_index(name)

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 from memory_panel.cursor import SearchCursor
 from memory_panel.search_text import SearchQuery, highlight, snippet
 from memory_panel.signals import require_body_read_recorded
-from memory_panel.store.all_realms_index import AllRealmsIndex
-from memory_panel.store.realms import realm_alias
+from memory_panel.store.all_realms_index import AllRealmsIndex, all_realms_index
+from memory_panel.store.realms import realm_alias, realm_names
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord
-from memory_panel.store.rows import realm_read, realm_rows, records_by_id
-from memory_panel.store.search_index import Hit, SearchIndex, search_index
+from memory_panel.store.rows import realm_read, realm_rows, records_by_id, skip_unreadable_realm
+from memory_panel.store.search_index import FullTextIndex, Hit, search_index
 from memory_panel.visibility import record_visible, require_record_list, scope_checker
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def record_search(
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     # A realm whose file cannot be read is skipped and named, or refused when asked for alone
     # (docs/realm-failures.md §1), exactly as panel/records does.
-    indexes, realms = realm_rows(realm, lambda name: [(name, index)] if (index := search_index(name)) is not None else [])
+    indexes, realms = _search_indexes(realm)
     if cursor is not None:
         shift = cursor.window_shift
         after = Hit(cursor.window, cursor.bm25, cursor.updated_at_ms, cursor.memory_id)
@@ -80,7 +80,7 @@ def record_search(
         shifts = [s for _, index in indexes if (s := index.window_shift(query.match)) is not None]
         shift, after = (min(shifts) if shifts else None), None
     per_realm = [
-        [(hit, name) for hit in index.hits(query.match, search_filter(access, index, filters), after, limit + 1, shift)]
+        [(hit, hit.realm or name) for hit in index.hits(query.match, search_filter(access, index, filters), after, limit + 1, shift)]
         for name, index in indexes
     ]
     merged = list(islice(heapq.merge(*per_realm, key=_order, reverse=True), limit + 1))
@@ -94,13 +94,35 @@ def record_search(
     return SearchPage(_results(access, query, page, alone=realm is not None), next_cursor, realms)
 
 
+def _search_indexes(realm: str | None) -> tuple[list[tuple[str, FullTextIndex]], list[str]]:
+    """The indexes a search reads, each with the realm it stands for, and the realms they cover.
+
+    docs/realm-index.md §10: across realms, the small realms are searched together, in one query of
+    the console-wide index; each other realm in its own search index.
+    """
+    names = None
+    indexes: list[tuple[str, FullTextIndex]] = []
+    covered: list[str] = []
+    if realm is None:
+        every = realm_names()
+        shared = all_realms_index(every, on_failure=skip_unreadable_realm)
+        if shared.listed:
+            indexes.append(("", shared.search()))
+            covered = list(shared.listed)
+        names = [name for name in every if name not in shared.listed]
+    own, realms = realm_rows(
+        realm, lambda name: [(name, index)] if (index := search_index(name)) is not None else [], names=names
+    )
+    return indexes + own, sorted([*covered, *realms])
+
+
 def _order(pair: tuple[Hit, str]) -> tuple[int, float, int, str]:
     # Descending: newest window, best (lowest) bm25, newest update, larger id — each realm's order.
     hit = pair[0]
     return (hit.window, -hit.bm25, hit.updated_at_ms, hit.memory_id)
 
 
-def search_filter(access: Access, index: SearchIndex | AllRealmsIndex, filters: RecordFilter) -> RecordFilter:
+def search_filter(access: Access, index: FullTextIndex | AllRealmsIndex, filters: RecordFilter) -> RecordFilter:
     """``filters`` for this caller in this index: what it may never see, and only the scopes it may read."""
     filters = filters.for_caller(access)
     if not access.enforced:

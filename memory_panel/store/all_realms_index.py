@@ -35,17 +35,28 @@ from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
 from memory_panel.store.record_filter import RecordFilter
+from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "6"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
     # newest_dream_ms: the latest steward audit row of a dream run, the most recent any of its runs can be.
+    # searched: the signature the realm's search documents were copied at ('' when not copied).
     "CREATE TABLE realms (realm INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,"
-    " listed INTEGER NOT NULL, newest_dream_ms INTEGER)",
+    " listed INTEGER NOT NULL, newest_dream_ms INTEGER, searched TEXT NOT NULL DEFAULT '')",
+    # Search over the small realms (docs/search.md §1): a document per record, its text in ``text``,
+    # copied the first time a search needs the realm's after it changed, not with its keys.
+    # A document keeps its number while its text stands (a search's windows and cursors rest on
+    # them), and gets a new, higher one when its text changes, as in a realm's own search index.
+    "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, realm INTEGER NOT NULL, entry INTEGER NOT NULL,"
+    " memory_id NOT NULL, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL,"
+    " updated_at_ms NOT NULL, text_hash BLOB NOT NULL)",
+    "CREATE UNIQUE INDEX docs_realm_entry ON docs (realm, entry)",
+    f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, tokenize='{TOKENIZER}')",
     # Columns holding a realm's own values have no declared type: a hand-edited number stays a number.
     "CREATE TABLE entries (realm INTEGER NOT NULL, memory_id NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL)",
@@ -92,10 +103,14 @@ class Entry:
 class AllRealmsIndex:
     """The index as one request sees it: caught up with every realm it lists."""
 
-    def __init__(self, conn: sqlite3.Connection, listed: dict[str, int]) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, listed: dict[str, int], signatures: dict[str, str], searched: dict[str, str]
+    ) -> None:
         self.conn = conn
         self.listed = listed  # realm name → its number here, for the realms this index answers for
         self.names = {number: name for name, number in listed.items()}
+        self.signatures = signatures  # realm name → the signature its keys were copied at ('' untrusted)
+        self.searched = searched  # realm name → the signature its search documents were copied at
 
     def page_entries(self, filters: RecordFilter, after: Cursor | None, limit: int) -> list[Entry]:
         """The next ``limit`` entries of the listed realms after ``after``, newest first."""
@@ -159,6 +174,17 @@ class AllRealmsIndex:
         )
         return [(self.names[realm], dict(zip(PROMOTION_COLUMNS, values))) for realm, *values in rows]
 
+    def search(self) -> AllRealmsSearch:
+        """Full-text search over the listed realms, their documents copied where they changed."""
+        # An untrusted signature ('') says nothing about the documents: they are looked at again.
+        stale = [
+            (name, number) for name, number in self.listed.items()
+            if not self.signatures[name] or self.searched.get(name) != self.signatures[name]
+        ]
+        for name, number in stale:
+            _copy_documents(self.conn, name, number, self.signatures[name])
+        return AllRealmsSearch(self)
+
     def count(self, filters: RecordFilter, cap: int) -> int:
         """Entries of the listed realms ``filters`` keeps, counted up to ``cap + 1``."""
         if not self.listed:
@@ -200,9 +226,11 @@ def all_realms_index(names: Iterable[str], *, on_failure: Callable[[str, Excepti
 
 def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], None]) -> AllRealmsIndex:
     conn = _connection()
-    known = {name: (number, stored, listed) for number, name, stored, listed in conn.execute(
-        "SELECT realm, name, signature, listed FROM realms")}
+    rows = conn.execute("SELECT realm, name, signature, listed, searched FROM realms").fetchall()
+    known = {name: (number, stored, listed) for number, name, stored, listed, _ in rows}
+    searched = {name: copied for _, name, _, _, copied in rows}
     listed: dict[str, int] = {}
+    signatures: dict[str, str] = {}
     for name in names:
         path = realm_path(name)
         found = realm_signature(name)
@@ -218,7 +246,8 @@ def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], No
                 continue
         if entry[2]:
             listed[name] = entry[0]
-    return AllRealmsIndex(conn, listed)
+            signatures[name] = entry[1]
+    return AllRealmsIndex(conn, listed, signatures, searched)
 
 
 def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) -> tuple[int, str, int]:
@@ -256,6 +285,80 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
     return number, stored, listed
 
 
+_DOC_KEYS = "memory_id, scope_kind, scope_key, status, kind, trust, reviewer_only, updated_at_ms"
+# What the realm holds now, one row per record, as a document of it.
+_NOW_DOCS = (
+    "CREATE TEMP TABLE now_docs AS SELECT r.entry, r.memory_id, r.scope_kind, r.scope_key, r.status_kind AS status,"
+    " r.kind, r.trust, r.reviewer_only, r.updated_at_ms, r.digest FROM ({rows}) r"
+)
+# Documents whose record is gone, moved to another rowid, or whose text changed.
+_CHANGED = (
+    "SELECT d.doc FROM docs d LEFT JOIN temp.now_docs n ON n.entry = d.entry WHERE d.realm = ?"
+    " AND (n.entry IS NULL OR n.memory_id IS NOT d.memory_id OR n.digest IS NOT d.text_hash)"
+)
+
+
+def _copy_documents(conn: sqlite3.Connection, name: str, number: int, stored: str) -> None:
+    """Bring one realm's search documents up to the realm (the documents its own search index holds).
+
+    Unchanged documents keep their numbers; a changed text is a new document, numbered after all.
+    """
+    conn.execute("ATTACH DATABASE ? AS realm", (readonly_uri(realm_path(name)),))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_NOW_DOCS.format(rows=f"SELECT {document_columns(name)} FROM realm.records r"))
+            conn.execute(f"DELETE FROM text WHERE rowid IN ({_CHANGED})", (number,))
+            conn.execute(f"DELETE FROM docs WHERE doc IN ({_CHANGED})", (number,))
+            conn.execute(
+                f"UPDATE docs SET ({_DOC_KEYS}) = (SELECT {_DOC_KEYS} FROM temp.now_docs n WHERE n.entry = docs.entry)"
+                " WHERE realm = ?",
+                (number,),
+            )
+            first_new = conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
+            conn.execute(
+                f"INSERT INTO docs (realm, entry, {_DOC_KEYS}, text_hash) SELECT ?, n.entry, n.memory_id, n.scope_kind,"
+                " n.scope_key, n.status, n.kind, n.trust, n.reviewer_only, n.updated_at_ms, n.digest FROM temp.now_docs n"
+                " WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.realm = ? AND d.entry = n.entry) ORDER BY n.entry",
+                (number, number),
+            )
+            conn.execute(
+                "INSERT INTO text (rowid, title, body, tags) SELECT d.doc, r.title, r.body, COALESCE(r.tags, '')"
+                " FROM docs d CROSS JOIN realm.records r ON r.rowid = d.entry WHERE d.realm = ? AND d.doc > ?",
+                (number, first_new),
+            )
+            conn.execute("UPDATE realms SET searched = ? WHERE realm = ?", (stored, number))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.execute("DROP TABLE IF EXISTS temp.now_docs")
+    finally:
+        conn.execute("DETACH DATABASE realm")
+
+
+class AllRealmsSearch(FullTextIndex):
+    """Search over the small realms' documents: one full-text query for all of them (docs/search.md §1)."""
+
+    HIT_COLUMNS = "d.realm"
+
+    def __init__(self, index: AllRealmsIndex) -> None:
+        self.index = index
+        self.conn = index.conn
+
+    def scopes(self) -> list[tuple[str, str]]:
+        return self.index.scopes()
+
+    def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
+        where, args = self.index._where(filters)
+        return "".join(f" AND {condition}" for condition in where), args
+
+    def _hit(self, window: int, row: tuple) -> Hit:
+        score, updated_at_ms, memory_id, realm = row
+        return Hit(window, score, updated_at_ms, memory_id, self.index.names[realm])
+
+
 def _realm_number(conn: sqlite3.Connection, name: str) -> int:
     row = conn.execute("SELECT realm FROM realms WHERE name = ?", (name,)).fetchone()
     if row is not None:
@@ -286,6 +389,7 @@ def _connection() -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     # Derived from the realms whenever in doubt: a crash loses nothing a copy cannot redo.
     conn.execute("PRAGMA synchronous=NORMAL")
+    conn.create_function("text_digest", 3, text_digest, deterministic=True)  # in search's documents
     _ensure_schema(conn)
     _local.conn, _local.path = conn, path
     return conn

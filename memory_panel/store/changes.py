@@ -36,9 +36,11 @@ def signature(path: Path, stat: os.stat_result | None = None) -> tuple[Signature
     stat = stat if stat is not None else path.stat()
     try:
         wal = os.stat(f"{path}-wal")
-        wal_part = (wal.st_size, wal.st_mtime_ns)
+        # An empty -wal holds nothing: a reader opening a WAL file its writer closed cleanly creates
+        # one, and that is no change to the realm (a checkpoint that empties it writes the file).
+        wal_part = (wal.st_size, wal.st_mtime_ns) if wal.st_size else (0, 0)
     except FileNotFoundError:
-        wal_part = (None, 0)
+        wal_part = (0, 0)
     copy_stamp = copy_change_stamp(path) or (0, 0)
     settled = time.time_ns() - max(stat.st_mtime_ns, wal_part[1], copy_stamp[0]) >= SETTLED_NS
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, *wal_part, *copy_stamp), settled

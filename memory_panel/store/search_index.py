@@ -98,6 +98,8 @@ class Hit:
     bm25: float
     updated_at_ms: int
     memory_id: str
+    # The document's realm, in an index of several (memory_panel/store/all_realms_index.py).
+    realm: str | None = None
 
 
 # bm25 costs about 4 µs a match (measured at 1M records): rank all matches up to this many...
@@ -107,13 +109,22 @@ RANK_WINDOW = 4_000
 DENSITY_SAMPLE = 65_536
 
 
-class SearchIndex(GenerationReader):
-    """One ready generation of one realm's search index, caught up when handed out."""
+class FullTextIndex:
+    """Matching, ranking and counting over a ``text`` FTS5 table and its ``docs d`` (docs/search.md §3).
 
-    def scopes(self) -> list[tuple[str, str]]:
-        return self.conn.execute(
-            "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
-        ).fetchall()
+    A realm's search index is one; the console-wide index of the small realms is another. Each
+    says how filters read on its ``docs`` (``_conditions``) and how a row becomes a hit (``_hit``).
+    """
+
+    conn: sqlite3.Connection
+    # Columns of ``docs d`` a hit carries after its score, time and id.
+    HIT_COLUMNS = ""
+
+    def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
+        raise NotImplementedError
+
+    def _hit(self, window: int, row: tuple) -> Hit:
+        return Hit(window, *row)
 
     def window_shift(self, match: str) -> int | None:
         """log2 of the window size for this query, or None when every match is ranked together."""
@@ -161,14 +172,15 @@ class SearchIndex(GenerationReader):
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # CROSS JOIN: the matches drive the join (SQLite would otherwise walk docs by status and
         # probe the full-text index once per document).
+        extra = f", {self.HIT_COLUMNS}" if self.HIT_COLUMNS else ""
         sql = (
-            f"SELECT score, updated_at_ms, memory_id FROM (SELECT bm25(text, {weights}) AS score,"
-            " d.updated_at_ms AS updated_at_ms, d.memory_id AS memory_id"
+            f"SELECT * FROM (SELECT bm25(text, {weights}) AS score,"
+            f" d.updated_at_ms AS updated_at_ms, d.memory_id AS memory_id{extra}"
             f" FROM text CROSS JOIN docs d ON d.doc = text.rowid WHERE text MATCH ?{conditions})"
             f"{outer} ORDER BY score, updated_at_ms DESC, memory_id DESC LIMIT ?"
         )
         rows = self.conn.execute(sql, [match, *args, *outer_args, limit])
-        return [Hit(window, *row) for row in rows]
+        return [self._hit(window, row) for row in rows]
 
     def count(self, match: str, filters: RecordFilter, cap: int) -> int:
         """How many documents match, counting no further than ``cap + 1``."""
@@ -179,6 +191,21 @@ class SearchIndex(GenerationReader):
         )
         return self.conn.execute(sql, [match, *args, cap + 1]).fetchone()[0]
 
+    def count_docs(self, filters: RecordFilter, cap: int) -> int:
+        """How many records pass ``filters`` (no query), counting no further than ``cap + 1``."""
+        conditions, args = self._conditions(filters)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
+        return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
+
+
+class SearchIndex(GenerationReader, FullTextIndex):
+    """One ready generation of one realm's search index, caught up when handed out."""
+
+    def scopes(self) -> list[tuple[str, str]]:
+        return self.conn.execute(
+            "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
+        ).fetchall()
+
     def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
         """The filters as SQL on ``docs d``, each condition led by AND; texts turned into their numbers."""
         numbered = NumberedFilters(self.conn, "d")
@@ -186,12 +213,6 @@ class SearchIndex(GenerationReader):
         if filters.hide_reviewer_only:
             numbered.where.append("d.reviewer_only = 0")
         return "".join(f" AND {condition}" for condition in numbered.where), numbered.args
-
-    def count_docs(self, filters: RecordFilter, cap: int) -> int:
-        """How many records pass ``filters`` (no query), counting no further than ``cap + 1``."""
-        conditions, args = self._conditions(filters)
-        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM docs d WHERE 1{conditions} LIMIT ?)"
-        return self.conn.execute(sql, [*args, cap + 1]).fetchone()[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,13 +263,13 @@ def _ready_search_index(realm: str) -> SearchIndex | None:
 
 
 def _read_delta(realm: str, source: sqlite3.Connection, high_water: int, touched: set[str]) -> list[tuple]:
-    source.create_function("text_digest", 3, _text_digest, deterministic=True)
+    source.create_function("text_digest", 3, text_digest, deterministic=True)
     rows = _source_rows(source, realm, touched)
     # A supersede's audit row names the new record; its prior's status changed too.
     return rows + _source_rows(source, realm, {row[11] for row in rows if isinstance(row[11], str)} - touched)
 
 
-def _columns(realm: str) -> str:
+def document_columns(realm: str) -> str:
     """What a document is made of, as SQL on the records row ``r``: a catch-up and a build read the same."""
     # Older files have no ever_quarantined column: no row of theirs was ever quarantined then.
     ever = "r.ever_quarantined" if store_format(realm).has_ever_quarantined else "0"
@@ -264,7 +285,7 @@ def _columns(realm: str) -> str:
     )
 
 
-def _text_digest(*parts: bytes | None) -> bytes:
+def text_digest(*parts: bytes | None) -> bytes:
     """A document's text, hashed as the realm stores it: a catch-up tells a text a hand edit changed."""
     return hashlib.blake2b(b"\0".join(part or b"" for part in parts), digest_size=8).digest()
 
@@ -272,7 +293,7 @@ def _text_digest(*parts: bytes | None) -> bytes:
 def _source_rows(source: sqlite3.Connection, realm: str, ids: Iterable[str]) -> list[tuple]:
     ids = list(ids)
     rows: list[tuple] = []
-    select = f"SELECT {_columns(realm)} FROM records r"
+    select = f"SELECT {document_columns(realm)} FROM records r"
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows += source.execute(f"{select} WHERE r.memory_id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
@@ -335,7 +356,7 @@ _TEXT_CHUNKS = 10
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
     for statement in _SCHEMA:
         out.execute(statement)
-    out.create_function("text_digest", 3, _text_digest, deterministic=True)
+    out.create_function("text_digest", 3, text_digest, deterministic=True)
     _merges(out, LOAD_MERGES)
     with attached_realm(out, path):
         count = _copy_snapshot(realm, out, progress)
@@ -369,7 +390,7 @@ def _copy_snapshot(realm: str, out: sqlite3.Connection, progress: ProgressReport
     progress.enter("numbering texts")
     number_realm_texts(out)
     progress.enter("copying documents")
-    rows = f"(SELECT {_columns(realm)} FROM {REALM}.records r) r"
+    rows = f"(SELECT {document_columns(realm)} FROM {REALM}.records r) r"
     first, last = rowid_range(out)
     count = copy_in_chunks(
         out,

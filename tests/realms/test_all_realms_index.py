@@ -9,11 +9,13 @@ request's end does).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 from django.db.backends.signals import connection_created
 
+from memory_panel.store.changes import SETTLED_NS
 from memory_panel.simulator.store_writer import ManualClock, StoreWriter, identity_scope
 from memory_panel.store.realms import REALM_ALIAS_PREFIX, close_realm_connections
 from tests.support.postures import LEAD, ROOT, USER
@@ -102,3 +104,15 @@ def test_the_quarantine_queue_across_realms_opens_only_the_realms_it_shows(clien
                     key=lambda row: (row.created_at_ms, row.id), reverse=True)
     assert [row["id"] for row in result["records"]] == [row.id for row in queued[:3]]
     assert set(opened) == {row.realm for row in queued[:3]}
+
+
+def test_a_search_across_realms_opens_only_the_realms_of_its_results(client, many_realms, opened, agent_memory_dir):
+    with StoreWriter.open("r07", root=agent_memory_dir, clock=ManualClock(T0 + 10_000_000)) as writer:
+        found = writer.remember(identity_scope("r07", LEAD), "Ferry to Vardø", "the ferry leaves at dawn")
+    time.sleep(SETTLED_NS / 1e9 + 0.1)  # a file written within the last second is copied at every look
+    panel(client, "search", {"query": "ferry"})  # the first search copies the documents
+    next_request(opened)
+    result = panel(client, "search", {"query": "ferry"}).result
+    assert [row["id"] for row in result["records"]] == [found]
+    assert set(opened) == {"r07"}
+    assert result["realms"] == sorted({row.realm for row in many_realms})

@@ -229,6 +229,9 @@ def test_search_is_advertised_and_never_writes_a_realm_file(client, corpus, agen
     assert PANEL + "search" in call(client, "mobkit/capabilities").result["methods"]
     search(client, query="tea")
     assert {p.name: p.read_bytes() for p in agent_memory_dir.glob("*.sqlite3")} == before
+    # The documents live in the console's own storage: across realms, small realms' in one index.
+    assert (agent_memory_dir.parent / "console" / "all-realms.sqlite3").is_file()
+    search(client, query="tea", realm="default")
     assert list((agent_memory_dir.parent / "console" / "search-index").glob("*/gen-*.sqlite3"))
 
 
