@@ -40,7 +40,8 @@ from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
+CACHE_KIB = 16_384
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
@@ -69,14 +70,28 @@ _SCHEMA = (
     "CREATE INDEX entries_order ON entries (updated_at_ms, memory_id)",
     "CREATE INDEX entries_scope_order ON entries (scope_kind, scope_key, updated_at_ms)",
     "CREATE INDEX entries_status_order ON entries (status, updated_at_ms)",
-    "CREATE INDEX entries_realm ON entries (realm)",
+    "CREATE INDEX entries_realm ON entries (realm, memory_id)",
     "CREATE INDEX entries_created ON entries (status, created_at_ms)",
     "CREATE INDEX promotions_realm ON promotions (realm)",
 )
-_COPY = (
-    "INSERT INTO main.entries SELECT ?, r.memory_id, {order_ms}, r.created_at_ms, r.scope_kind, r.scope_key,"
-    " r.status_kind, r.kind, r.trust, (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever}))"
+# A realm's keys as they are now; only the entries that differ are deleted and inserted, so a write
+# of one record moves one entry of each index, not the realm's thousands.
+_NOW_ENTRIES = (
+    "CREATE TEMP TABLE now_entries AS SELECT r.memory_id, {order_ms} AS updated_at_ms, r.created_at_ms, r.scope_kind,"
+    " r.scope_key, r.status_kind AS status, r.kind, r.trust,"
+    " (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever})) AS reviewer_only"
     " FROM realm.records r"
+)
+_ENTRY_COLUMNS = ("updated_at_ms", "created_at_ms", "scope_kind", "scope_key", "status", "kind", "trust", "reviewer_only")
+_SAME_ENTRY = " AND ".join(["n.memory_id = e.memory_id", *(f"n.{c} IS e.{c}" for c in _ENTRY_COLUMNS)])
+_DELETE_MOVED = (
+    "DELETE FROM main.entries AS e WHERE e.realm = ? AND NOT EXISTS"
+    f" (SELECT 1 FROM temp.now_entries n WHERE {_SAME_ENTRY})"
+)
+_INSERT_NEW = (
+    f"INSERT INTO main.entries (realm, memory_id, {', '.join(_ENTRY_COLUMNS)})"
+    f" SELECT ?, n.memory_id, {', '.join('n.' + c for c in _ENTRY_COLUMNS)} FROM temp.now_entries n"
+    f" WHERE NOT EXISTS (SELECT 1 FROM main.entries e WHERE e.realm = ? AND {_SAME_ENTRY})"
 )
 _COPY_PROMOTIONS = (
     "INSERT INTO main.promotions SELECT ?, pending_id, record_id, scope_kind, scope_key, rationale, status,"
@@ -258,7 +273,6 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
         conn.execute("BEGIN IMMEDIATE")
         try:
             number = _realm_number(conn, name)
-            conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
             conn.execute("DELETE FROM promotions WHERE realm = ?", (number,))
             conn.execute("DELETE FROM scopes WHERE realm = ?", (number,))
             rows = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM realm.records").fetchone()[0]
@@ -268,18 +282,24 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             if listed:
                 columns = {row[1] for row in conn.execute("PRAGMA realm.table_info(records)")}
                 ever = "r.ever_quarantined IS 1" if "ever_quarantined" in columns else "0"
-                conn.execute(_COPY.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever),
-                             (number,))
+                conn.execute(_NOW_ENTRIES.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever))
+                conn.execute("CREATE INDEX temp.now_entries_id ON now_entries (memory_id)")
+                conn.execute(_DELETE_MOVED, (number,))
+                conn.execute(_INSERT_NEW, (number, number))
                 conn.execute(_COPY_PROMOTIONS, (number,))
                 conn.execute("INSERT INTO main.scopes SELECT DISTINCT realm, scope_kind, scope_key FROM main.entries"
                              " WHERE realm = ?", (number,))
                 newest_dream = conn.execute(_NEWEST_DREAM).fetchone()[0]
+            else:
+                conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
             conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ? WHERE realm = ?",
                          (stored, listed, newest_dream if listed else None, number))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            conn.execute("DROP TABLE IF EXISTS temp.now_entries")
     finally:
         conn.execute("DETACH DATABASE realm")
     return number, stored, listed
@@ -308,11 +328,13 @@ def _copy_documents(conn: sqlite3.Connection, name: str, number: int, stored: st
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute(_NOW_DOCS.format(rows=f"SELECT {document_columns(name)} FROM realm.records r"))
+            conn.execute("CREATE INDEX temp.now_docs_entry ON now_docs (entry)")
             conn.execute(f"DELETE FROM text WHERE rowid IN ({_CHANGED})", (number,))
             conn.execute(f"DELETE FROM docs WHERE doc IN ({_CHANGED})", (number,))
             conn.execute(
                 f"UPDATE docs SET ({_DOC_KEYS}) = (SELECT {_DOC_KEYS} FROM temp.now_docs n WHERE n.entry = docs.entry)"
-                " WHERE realm = ?",
+                f" WHERE realm = ? AND NOT EXISTS (SELECT 1 FROM temp.now_docs n WHERE n.entry = docs.entry AND"
+                f" ({_DOC_KEYS}) IS ({', '.join('docs.' + key for key in _DOC_KEYS.split(', '))}))",
                 (number,),
             )
             first_new = conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
@@ -389,6 +411,8 @@ def _connection() -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     # Derived from the realms whenever in doubt: a crash loses nothing a copy cannot redo.
     conn.execute("PRAGMA synchronous=NORMAL")
+    # A copy touches pages all over the order indexes: enough cache that they stay in memory.
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     conn.create_function("text_digest", 3, text_digest, deterministic=True)  # in search's documents
     _ensure_schema(conn)
     _local.conn, _local.path = conn, path
@@ -398,11 +422,15 @@ def _connection() -> sqlite3.Connection:
 def _ensure_schema(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in tables else None
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+            " ORDER BY sql LIKE 'CREATE VIRTUAL%' DESC"  # a virtual table first: it takes its own tables along
+        ).fetchall()
+        names = {name for name, in tables}
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in names else None
         if version is None or version[0] != SCHEMA_VERSION:
-            for table in tables:
-                conn.execute(f'DROP TABLE "{table}"')
+            for name, in tables:
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
             for statement in _SCHEMA:
                 conn.execute(statement)
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
