@@ -141,3 +141,13 @@ def test_a_first_stage_whose_builder_stopped_is_completed_when_next_read(console
 
     assert REALM_INDEX.stage_of(REALM_INDEX.newest("big")) is None
     assert panel(console, "overview", {"realm": "big"}).result
+
+
+def test_a_complete_index_is_rebuilt_whole_never_through_a_first_stage(console, ordering_only):
+    ordering_only.release()
+    complete = REALM_INDEX.build("big")
+
+    rebuilt = REALM_INDEX.build("big")  # as a reconcile does: no first stage replaces the complete one
+
+    assert int(rebuilt.stem.split("-")[1]) == int(complete.stem.split("-")[1]) + 1
+    assert REALM_INDEX.stage_of(rebuilt) is None

@@ -111,30 +111,31 @@ class IndexFamily:
         ``wait`` the generation it wrote (see ``write_generation``).
 
         With a first stage the realm wants, that generation is published first, then completed; a
-        first-stage generation already there (a process stopped between the two) is completed.
+        first-stage generation already there (a process stopped between the two) is completed. A
+        complete generation of this realm file is not replaced by a first stage: it keeps serving
+        until the whole new one is ready (docs/realm-index.md §6).
         """
         stage = self.first_stage
-        if stage is None or not stage.wanted(realm):
-            return self._write(realm, self.fill, self.phases, wait=wait)
         newest = self.newest(realm)
-        if newest is None or not self._completes(newest, realm):
+        # The stage of this realm file's generation: None when complete, "none" when there is none.
+        at = self.stage_of(newest) if newest is not None and self._of_this_file(newest, realm) else "none"
+        if stage is None or at is None or not stage.wanted(realm):
+            return self._write(realm, self.fill, self.phases, wait=wait)
+        if at != stage.name:
             newest = self._write(realm, stage.fill, stage.phases, wait=wait)
             if newest is None or self.stage_of(newest) != stage.name:
                 return newest  # another builder's: it completes its own
         return self._write(realm, stage.complete, stage.complete_phases, wait=wait)
 
-    def _completes(self, generation: Path, realm: str) -> bool:
-        """Is ``generation`` a first-stage one of this realm file, by this version: one to complete?"""
+    def _of_this_file(self, generation: Path, realm: str) -> bool:
+        """Was ``generation`` written by this version, of the realm file now at the realm's path?"""
         meta = dict(generation_connection(generation).execute("SELECT key, value FROM meta"))
         try:
             stat = realm_path(realm).stat()
         except FileNotFoundError:
             return False
-        return (
-            self.first_stage is not None
-            and meta.get("stage") == self.first_stage.name
-            and meta.get("schema_version") == self.schema_version
-            and (meta.get("realm_dev"), meta.get("realm_ino")) == (str(stat.st_dev), str(stat.st_ino))
+        return meta.get("schema_version") == self.schema_version and (
+            (meta.get("realm_dev"), meta.get("realm_ino")) == (str(stat.st_dev), str(stat.st_ino))
         )
 
     def _write(self, realm: str, fill: Fill, phases: tuple[tuple[str, float], ...], *, wait: bool) -> Path | None:
