@@ -128,11 +128,16 @@ def _visible_rows(
         return []  # the file went away since discovery: nothing to show for it
     filters = filters.for_caller(access)
     # docs/realm-index.md §7: one scope's rows the store's own scope index finds, index or not.
-    index = realm_index(realm, direct_ok=filters.scope_kind is not None and filters.scope_key is not None)
+    one_scope = None
+    if filters.scope_kind is not None and filters.scope_key is not None:
+        one_scope = (filters.scope_kind, filters.scope_key)
+    index = realm_index(realm, ordering_serves=_ordering_serves(filters), direct_scope=one_scope)
+    scope_ok = scope_checker(access)
+    seeks = _few_readable_scopes(index, filters, scope_ok) if index is not None else filters
+    if seeks.scopes is not None and not index.complete:
+        index = realm_index(realm)  # one seek per scope needs the complete index
     if index is not None:
-        scope_ok = scope_checker(access)
-        filters = _few_readable_scopes(index, filters, scope_ok)
-        next_chunk = partial(_index_chunk, index, alias, realm, filters, scope_ok)
+        next_chunk = partial(_index_chunk, index, alias, realm, seeks, scope_ok)
     else:
         next_chunk = partial(_direct_chunk, filtered_list_rows(alias, realm, filters), realm)
     # Hidden rows make a direct read overshoot; index chunks already hold only readable scopes.
@@ -149,6 +154,13 @@ def _visible_rows(
         if position is None:
             break
     return visible
+
+
+def _ordering_serves(filters: RecordFilter) -> bool:
+    """docs/realm-index.md §5: a first-stage index walks the records order alone, where kind, trust,
+    hidden scope kinds and reviewer-only rows are row filters, as on the complete one; a scope or
+    status filter seeks an index only the complete one has."""
+    return filters.scope_kind is None and filters.scope_key is None and filters.status is None
 
 
 def _direct_chunk(queryset, realm: str, after: Cursor | None, size: int) -> tuple[list[MemoryRecord], Cursor | None]:

@@ -18,7 +18,8 @@ runtime's and may not be given an index, so the console keeps its own, in its ow
   never on a timer by default. Usage counters, which move without an audit row, are followed by
   a scan when SQLite says the realm was written (docs/realm-index.md §4, §6). A new generation
   replaces the old only once complete; while no valid generation exists the selectors fall back
-  to the direct query, so a rebuild never serves wrong rows.
+  to the direct query, so a rebuild never serves wrong rows. A realm too large to read directly
+  gets its records order first, as a generation of its own (docs/realm-index.md §5).
 
 Small realms skip all of this: below ``MOBKIT_REALM_INDEX_MIN_ROWS`` the direct query is cheap.
 """
@@ -53,6 +54,8 @@ from memory_panel.store.console_index.builds import BackgroundRuns
 from memory_panel.store.console_index.family import (
     awaited_progress,
     first_builds_running,
+    FirstStage,
+    generation_stage,
     IndexFamily,
     start_first_builds,
 )
@@ -154,6 +157,11 @@ def index_dir() -> Path:
 class RealmIndex(GenerationReader):
     """One ready generation of one realm's index, caught up with the realm when handed out."""
 
+    def __init__(self, realm: str, generation: Path) -> None:
+        super().__init__(realm, generation)
+        # docs/realm-index.md §5: a first-stage generation holds the entries and their order alone.
+        self.complete = generation_stage(self.conn) is None
+
     def page_entries(
         self, filters: RecordFilter, after: Cursor | None, limit: int, *, never_injected_only: bool = False
     ) -> list[tuple[int, str, str, str]]:
@@ -193,6 +201,10 @@ class RealmIndex(GenerationReader):
 
     def scopes(self) -> list[tuple[str, str]]:
         """Every (scope_kind, scope_key) that holds at least one record."""
+        if not self.complete:  # no holdings yet: every scope numbered holds a record (MobKit never deletes)
+            return self.conn.execute(
+                "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
+            ).fetchall()
         return self.conn.execute(
             "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
             " WHERE EXISTS (SELECT 1 FROM holdings h WHERE h.scope = s.scope AND h.records > 0)"
@@ -314,20 +326,28 @@ def _rank_updated_at_ms(rank: int) -> int:
 # Handing out a ready, caught-up index
 
 
-def realm_index(realm: str, *, direct_ok: bool = False) -> RealmIndex | None:
+def realm_index(
+    realm: str, *, ordering_serves: bool = False, direct_scope: tuple[str, str] | None = None
+) -> RealmIndex | None:
     """The realm's index caught up with the file, or None: then read the realm directly.
 
     A realm file truncated or overwritten in place (or an index file that is) cannot be caught
     up with: that is "no index", never an error here. The direct read that follows then reports
     the realm itself, which an all-realm page skips (docs/realm-failures.md §1).
 
+    A first-stage generation (the entries and their order alone, docs/realm-index.md §5) is
+    handed out only to a read it serves (``ordering_serves``); to any other it is no index yet.
+
     Raises ``RealmIndexing`` when the realm is too large to read directly
-    (``MOBKIT_REALM_DIRECT_MAX_ROWS``) and its index is being built, unless the caller's read is
-    one the realm's own indexes serve (``direct_ok``: a scope filter, docs/realm-index.md §7).
+    (``MOBKIT_REALM_DIRECT_MAX_ROWS``) and its index is being built, unless the read is of one scope
+    (``direct_scope``, which the realm's own scope index finds) holding fewer rows than that
+    (docs/realm-index.md §7).
     """
     index = once_per_request(("realm_index", realm), lambda: _checked_index(realm))
-    if index is None and not direct_ok:
-        _refuse_while_indexing(realm)
+    if index is not None and not index.complete and not ordering_serves:
+        index = None
+    if index is None:
+        _refuse_while_indexing(realm, direct_scope)
     return index
 
 
@@ -339,15 +359,27 @@ def _checked_index(realm: str) -> RealmIndex | None:
         return None
 
 
-def _refuse_while_indexing(realm: str) -> None:
-    """docs/realm-index.md §7: a direct read of a realm this large would run past the time limit."""
+def _refuse_while_indexing(realm: str, scope: tuple[str, str] | None) -> None:
+    """docs/realm-index.md §7: a direct read of a realm (or scope) this large would run past the time limit."""
     path = realm_path(realm)
+    limit = conf.realm_direct_max_rows()
     try:
-        if _known_small(path) or realm_rows(path) < conf.realm_direct_max_rows():
+        if _known_small(path) or realm_rows(path) < limit:
             return
+        if scope is not None and _scope_rows(path, scope, limit) < limit:
+            return  # the store's scope index finds those rows in time
     except sqlite3.DatabaseError:
         return  # the direct read that follows reports the realm (docs/realm-failures.md §1)
     raise RealmIndexing(realm, awaited_progress(REALM_INDEX, realm))
+
+
+def _scope_rows(path: Path, scope: tuple[str, str], limit: int) -> int:
+    """The scope's rows, counted no further than ``limit`` on the store's scope index (no row read)."""
+    with readonly(path) as source:
+        return source.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM records WHERE scope_kind = ? AND scope_key = ? LIMIT ?)",
+            (*scope, limit),
+        ).fetchone()[0]
 
 
 def _ready_index(realm: str) -> RealmIndex | None:
@@ -360,11 +392,15 @@ def _ready_index(realm: str) -> RealmIndex | None:
         return None  # gone since discovery
     generation = REALM_INDEX.caught_up(realm, path, stat)
     if generation is not None:
-        # docs/realm-index.md §4: not while the realm's first builds run here (the index was just
-        # copied, and the scan would compete with the search build); the look waits for them.
-        if not first_builds_running(realm) and _usage_watch.changed(path, period=conf.realm_index_usage_seconds()):
+        index = RealmIndex(realm, generation)
+        # docs/realm-index.md §4: no usage scan while the realm's first builds run here (the index
+        # was just copied, and the scan would compete with them); the look waits for them.
+        building = first_builds_running(realm)
+        if not index.complete and not building:
+            start_build(realm)  # docs/realm-index.md §5: a first stage whose builder stopped; complete it
+        elif index.complete and not building and _usage_watch.changed(path, period=conf.realm_index_usage_seconds()):
             _usage_follower.start(realm)
-        return RealmIndex(realm, generation)
+        return index
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
     if REALM_INDEX.newest(realm) is not None:
         start_build(realm)
@@ -531,43 +567,106 @@ def _fact_entries(numbering: Numbering, facts: Iterable[tuple]) -> list[tuple]:
 _BUILD_PHASES = (
     ("numbering texts", 10), ("copying records", 30), ("counting holdings and tile facts", 35), ("sorting indexes", 25),
 )
+# docs/realm-index.md §5: a realm too large to read directly is built in two stages, each its own
+# generation. The first holds the entries and their order alone: it serves the unfiltered records pages.
+ORDERING = "ordering"
+_ORDERING_PHASES = (("numbering texts", 25), ("copying records", 55), ("sorting the records order", 20))
+_COMPLETING_PHASES = (
+    ("copying the records order", 10), ("counting holdings and tile facts", 45), ("sorting indexes", 45),
+)
+# The first of ``_INDEXES``: what the first stage sorts.
+_ORDER_INDEX, *_OTHER_INDEXES = _INDEXES
 
 
 def _fill_generation(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
-    for statement in _SCHEMA:
-        out.execute(statement)
-    out.create_function("utility_rank", 4, _utility_rank, deterministic=True)
-    with attached_realm(out, path):
-        count = _copy_snapshot(out, progress)
-    progress.enter("sorting indexes")
-    for done, statement in enumerate(_INDEXES, 1):
-        out.execute(statement)
-        progress.step(done / len(_INDEXES))
+    """The whole generation from one snapshot of the realm."""
+    count = _fill_entries(out, path, progress, the_rest=True)
+    _sort_indexes(out, _INDEXES, progress)
     return count
 
 
-def _copy_snapshot(out: sqlite3.Connection, progress: ProgressReport) -> int:
-    """Copy keys, holdings, steward audit rows and tile facts from the attached realm's one snapshot.
+def _fill_ordering(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
+    """The first stage: the entries and their order, from one snapshot of the realm."""
+    count = _fill_entries(out, path, progress, the_rest=False)
+    set_meta(out, stage=ORDERING)
+    progress.enter("sorting the records order")
+    out.execute(_ORDER_INDEX)
+    return count
+
+
+def _complete_ordering(realm: str, path: Path, out: sqlite3.Connection, progress: ProgressReport) -> int:
+    """The second stage: a copy of the first-stage generation, completed from the realm.
+
+    The copy keeps the entries as caught up to its high-water mark, and that mark. Holdings are
+    counted from those entries; the tile facts and steward audit rows come from the realm as it is
+    now, which may be past the mark: the catch-up after it re-reads the records the audit rows past
+    the mark name (their tile facts with them), and steward audit rows are only ever added
+    (docs/realm-index.md §4).
+    """
+    progress.enter("copying the records order")
+    ordering = REALM_INDEX.newest(realm)
+    if ordering is None or REALM_INDEX.stage_of(ordering) != ORDERING:
+        raise RuntimeError(f"realm {realm!r} has no first-stage index to complete")
+    generation_connection(ordering).backup(out)
+    out.execute("PRAGMA main.journal_mode=OFF")  # the copy took the first stage's WAL mode
+    out.execute("DELETE FROM meta WHERE key = 'stage'")
+    with attached_realm(out, path):
+        _count_the_rest(out, Numbering(out), progress)
+    _sort_indexes(out, _OTHER_INDEXES, progress)
+    return out.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+
+def _fill_entries(out: sqlite3.Connection, path: Path, progress: ProgressReport, *, the_rest: bool) -> int:
+    """Copy the keys (and, with ``the_rest``, holdings, steward audit rows and tile facts) from the
+    attached realm's one snapshot, with its high-water mark.
 
     docs/realm-index.md §5: all of it ``INSERT … SELECT`` inside SQLite; Python numbers each
     distinct text once and ranks the few records ever injected.
     """
-    progress.enter("numbering texts")
-    numbering = number_realm_texts(out)
-    progress.enter("copying records")
-    first, last = rowid_range(out)
-    count = copy_in_chunks(out, _COPY_ENTRIES, progress, first=first, last=last)
+    for statement in _SCHEMA:
+        out.execute(statement)
+    out.create_function("utility_rank", 4, _utility_rank, deterministic=True)
+    with attached_realm(out, path):
+        progress.enter("numbering texts")
+        numbering = number_realm_texts(out)
+        progress.enter("copying records")
+        first, last = rowid_range(out)
+        count = copy_in_chunks(out, _COPY_ENTRIES, progress, first=first, last=last)
+        if the_rest:
+            _count_the_rest(out, numbering, progress)
+        set_meta(out, **snapshot_high_water(out))
+    return count
+
+
+def _count_the_rest(out: sqlite3.Connection, numbering: Numbering, progress: ProgressReport) -> None:
+    """Holdings from the entries; steward audit rows and tile facts from the attached realm."""
     progress.enter("counting holdings and tile facts")
+    out.execute("DELETE FROM holdings")  # a first stage's catch-ups left deltas alone there
     # GROUP BY hands the buckets over in key order: each insert appends.
     out.execute(
         "INSERT INTO holdings SELECT scope, status, COUNT(*), COALESCE(SUM(body_chars), 0) FROM entries"
         " GROUP BY scope, status"
     )
-    out.execute(f"INSERT INTO steward_audit {_STEWARD_AUDIT.format(db=REALM)}", (0,))
+    out.execute(f"INSERT OR IGNORE INTO steward_audit {_STEWARD_AUDIT.format(db=REALM)}", (0,))
+    out.execute("DELETE FROM tile_facts")
     facts = _fact_entries(numbering, fact_rows(out.cursor(), db=REALM))
     out.executemany("INSERT INTO tile_facts VALUES (?, ?, ?, ?)", facts)
-    set_meta(out, **snapshot_high_water(out))
-    return count
+
+
+def _sort_indexes(out: sqlite3.Connection, indexes: Iterable[str], progress: ProgressReport) -> None:
+    progress.enter("sorting indexes")
+    indexes = list(indexes)
+    for done, statement in enumerate(indexes, 1):
+        out.execute(statement)
+        progress.step(done / len(indexes))
+
+
+def _staged(realm: str) -> bool:
+    """docs/realm-index.md §5: a realm too large to read directly (§7) gets its order first."""
+    try:
+        return realm_rows(realm_path(realm)) >= conf.realm_direct_max_rows()
+    except (sqlite3.DatabaseError, FileNotFoundError):
+        return False
 
 
 REALM_INDEX = IndexFamily(
@@ -578,6 +677,10 @@ REALM_INDEX = IndexFamily(
     read_delta=_read_delta,
     apply_delta=_apply_delta,
     cold_start_order=0,
+    first_stage=FirstStage(
+        name=ORDERING, wanted=_staged, fill=_fill_ordering, phases=_ORDERING_PHASES, complete=_complete_ordering,
+        complete_phases=_COMPLETING_PHASES,
+    ),
 )
 
 

@@ -24,13 +24,30 @@ from memory_panel.store.console_index.generations import (
     newest_generation_in,
     write_generation,
 )
-from memory_panel.store.realms import encode_path_segment
+from memory_panel.store.realms import encode_path_segment, realm_path
 
 logger = logging.getLogger("memory_panel.store.console_index")
 
 # Per generation file: the realm's signature when that generation was last found caught up.
 _current_at: dict[str, tuple] = {}
 
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """docs/realm-index.md §5: a generation published before the complete one, which serves some reads.
+
+    ``wanted(realm)`` says whether the realm is worth building in two stages; ``fill`` builds the
+    first generation from the realm (``phases`` its progress), ``complete`` the complete one from a
+    copy of it (``complete_phases``). A generation ``fill`` wrote has ``stage`` = ``name`` in its meta.
+    """
+
+    name: str
+    wanted: Callable[[str], bool]
+    fill: Fill
+    phases: tuple[tuple[str, float], ...]
+    complete: Fill
+    complete_phases: tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,8 @@ class IndexFamily:
     apply_delta: ApplyDelta
     # A realm's first indexes are built in this order, lowest first (``start_first_builds``).
     cold_start_order: int
+    # Built in two stages when the realm wants it (``FirstStage``); None: always in one.
+    first_stage: FirstStage | None = None
 
     def directory(self, realm: str) -> Path:
         return conf.persistent_state() / "console" / self.name / encode_path_segment(realm)
@@ -92,11 +111,45 @@ class IndexFamily:
 
     def build(self, realm: str, *, wait: bool = False) -> Path | None:
         """Write a complete new generation; another builder already at it means None, or with
-        ``wait`` the generation it wrote (see ``write_generation``)."""
+        ``wait`` the generation it wrote (see ``write_generation``).
+
+        With a first stage the realm wants, that generation is published first, then completed; a
+        first-stage generation already there (a process stopped between the two) is completed. A
+        complete generation of this realm file is not replaced by a first stage: it keeps serving
+        until the whole new one is ready (docs/realm-index.md §6).
+        """
+        stage = self.first_stage
+        newest = self.newest(realm)
+        # The stage of this realm file's generation: None when complete, "none" when there is none.
+        at = self.stage_of(newest) if newest is not None and self._of_this_file(newest, realm) else "none"
+        if stage is None or at is None or not stage.wanted(realm):
+            return self._write(realm, self.fill, self.phases, wait=wait)
+        if at != stage.name:
+            newest = self._write(realm, stage.fill, stage.phases, wait=wait)
+            if newest is None or self.stage_of(newest) != stage.name:
+                return newest  # another builder's: it completes its own
+        return self._write(realm, stage.complete, stage.complete_phases, wait=wait)
+
+    def _of_this_file(self, generation: Path, realm: str) -> bool:
+        """Was ``generation`` written by this version, of the realm file now at the realm's path?"""
+        meta = dict(generation_connection(generation).execute("SELECT key, value FROM meta"))
+        try:
+            stat = realm_path(realm).stat()
+        except FileNotFoundError:
+            return False
+        return meta.get("schema_version") == self.schema_version and (
+            (meta.get("realm_dev"), meta.get("realm_ino")) == (str(stat.st_dev), str(stat.st_ino))
+        )
+
+    def _write(self, realm: str, fill: Fill, phases: tuple[tuple[str, float], ...], *, wait: bool) -> Path | None:
         return write_generation(
-            self.directory(realm), realm, self.fill, name=self.name, phases=self.phases,
+            self.directory(realm), realm, fill, name=self.name, phases=phases,
             schema_version=self.schema_version, wait=wait,
         )
+
+    def stage_of(self, generation: Path) -> str | None:
+        """The first stage a generation was published at; None for a complete one."""
+        return generation_stage(generation_connection(generation))
 
     def progress(self, realm: str) -> BuildProgress | None:
         """How far along this process's or another's build of the realm is; None when none runs."""
@@ -114,6 +167,12 @@ class IndexFamily:
     def __post_init__(self) -> None:
         _families.append(self)
 
+
+
+def generation_stage(conn: sqlite3.Connection) -> str | None:
+    """The ``stage`` a generation's meta names (a first stage's), or None: it is complete."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'stage'").fetchone()
+    return row[0] if row else None
 
 
 def _reconcile_due(built_at: float, path: Path) -> bool:
@@ -147,7 +206,8 @@ def first_builds_running(realm: str) -> bool:
 
 def _build_missing(realm: str) -> None:
     for family in sorted(_families, key=lambda family: family.cold_start_order):
-        if family.newest(realm) is None:
+        newest = family.newest(realm)
+        if newest is None or family.stage_of(newest) is not None:  # none yet, or one to complete
             try:
                 family.build(realm, wait=True)
             except Exception:
