@@ -5,11 +5,12 @@
     .venv/bin/python bench/realms.py --realms 20 --records-per-realm 500 --reps 3 --idle-seconds 5   # a quick look
 
 For each N, two persistent states (under ``--keep DIR``, else throwaway): ``realms-<N>x<R>`` holds N
-realms ``realm-0001``… of R records, written in this one process by ``seed_demo`` (the story, with its
-scopes, supersedes, quarantined records and three dream runs, padded with generated notes), each
-realm's clock starting a millisecond after the last one's, so the realms' records interleave over the
-same four months rather than follow one another; ``one-<N·R>`` holds one realm ``one`` of the same
-total, written the same way. A state is seeded once (``seeded.json`` marks it done) and reused.
+realms ``realm-0001``… of R records, written in this one process through the store writer as
+``seed_demo --records R`` writes its main realm (generated notes and the demo's story, with its scopes,
+supersedes, quarantined records and three dream runs), each realm's clock starting a millisecond
+after the last one's, so the realms' records interleave over the same four months rather than follow
+one another; ``one-<N·R>`` holds one realm ``one`` of the same total, written the same way. A state
+is seeded once (``seeded.json`` marks it done) and reused as it is, its console indexes included.
 
 Each state is served by one daphne (loopback only, started and stopped by the bench, one at a time).
 Its first ``panel/records`` call after start is timed cold; every call is then repeated until it
@@ -80,8 +81,6 @@ def parse_args() -> argparse.Namespace:
 @dataclass
 class State:
     path: Path
-    realms: list[str]
-    records: int  # in all
     seed_seconds: float
     reused: bool
 
@@ -92,7 +91,7 @@ def seeded_state(path: Path, realms: list[str], records_each: int) -> State:
     if marker.exists():
         seeded = json.loads(marker.read_text())
         if seeded["realms"] == len(realms) and seeded["records_each"] == records_each:
-            return State(path, realms, len(realms) * records_each, seeded["seconds"], reused=True)
+            return State(path, seeded["seconds"], reused=True)
     # A state without its marker was cut short: start it again, the console's files with it.
     shutil.rmtree(path, ignore_errors=True)
     root = path / "agent-memory"
@@ -107,7 +106,7 @@ def seeded_state(path: Path, realms: list[str], records_each: int) -> State:
             print(f"  seeded {n + 1:,} of {len(realms):,} realms ({time.monotonic() - started:.0f} s)", flush=True)
     seconds = time.monotonic() - started
     marker.write_text(json.dumps({"realms": len(realms), "records_each": records_each, "seconds": seconds}))
-    return State(path, realms, len(realms) * records_each, seconds, reused=False)
+    return State(path, seconds, reused=False)
 
 
 def story_records() -> int:
@@ -280,8 +279,9 @@ def measure(state: State, realm: str | None, indexed: list[str], args: argparse.
         client = Client(server.port, token, args.timeout)
         cold = CALLS[0].send(client, realm)
         deadline = time.monotonic() + args.timeout
-        for call in CALLS[2:] + CALLS[:1]:
-            until_answered(call, client, realm, None, deadline)
+        for call in CALLS:
+            if not call.deep:  # page 5's cursor is followed once the first pages answer
+                until_answered(call, client, realm, None, deadline)
         while not builds_settled(state.path, indexed):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the console's indexes of {state.path} were not built by --timeout")
