@@ -116,3 +116,18 @@ def test_a_search_across_realms_opens_only_the_realms_of_its_results(client, man
     assert [row["id"] for row in result["records"]] == [found]
     assert set(opened) == {"r07"}
     assert result["realms"] == sorted({row.realm for row in many_realms})
+
+
+def test_a_quiet_realms_holdings_are_answered_without_opening_it_and_a_write_is_counted(
+    client, many_realms, opened, agent_memory_dir
+):
+    time.sleep(SETTLED_NS / 1e9 + 0.1)  # quiet: the files' signatures are trusted from here
+    first = panel(client, "overview", {}).result
+    next_request(opened)
+    assert panel(client, "overview", {}).result == first
+    assert opened == []  # every realm's counts kept while its file stands still
+    with StoreWriter.open("r03", root=agent_memory_dir, clock=ManualClock(T0 + 10_000_000)) as writer:
+        writer.remember(identity_scope("r03", LEAD), "one more", "body")
+    after = {(s["realm"], s["scope_key"]): s for s in panel(client, "overview", {}).result["scopes"]}
+    before = {(s["realm"], s["scope_key"]): s for s in first["scopes"]}
+    assert after[("r03", LEAD)]["active"] == before[("r03", LEAD)]["active"] + 1
