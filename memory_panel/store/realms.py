@@ -19,6 +19,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -111,8 +112,12 @@ def replica_name(label: str, realm: str) -> str:
     return f"{label}{REPLICA_SEPARATOR}{realm}"
 
 
+@lru_cache(maxsize=16_384)
 def realm_file_name(name: str) -> str:
-    """``<encoded realm>.sqlite3``; a name no file could carry is bad input, not an OS error."""
+    """``<encoded realm>.sqlite3``; a name no file could carry is bad input, not an OS error.
+
+    Kept per name: every all-realm page asks it of every realm, and encoding is byte by byte.
+    """
     file_name = f"{encode_path_segment(name)}{REALM_SUFFIX}"
     if len(file_name) > FILE_NAME_MAX:  # encoded names are ASCII: characters are bytes
         raise InvalidParams(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from django.db import DatabaseError, connections
@@ -21,6 +22,7 @@ from django.db.models.functions import Cast, Length
 from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
 from memory_panel.store.all_realms_index import Entry
+from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
@@ -130,8 +132,10 @@ def records_by_id(alias: str, realm: str, ids: list[str], *, with_body: bool = F
 
 
 def record_columns(realm: str, base: tuple[str, ...]) -> tuple[str, ...]:
-    # Older files have no ever_quarantined column; decode_record reads its absence as 0.
-    return base + ("ever_quarantined",) if store_format(realm).has_ever_quarantined else base
+    # Older files have no ever_quarantined column; decode_record reads its absence as 0. The format
+    # is kept while the file stands still: a page reading rows of many realms asks it of each.
+    fmt = realm_memo(realm, "store_format", partial(store_format, realm))
+    return base + ("ever_quarantined",) if fmt.has_ever_quarantined else base
 
 
 def list_rows(alias: str, realm: str):

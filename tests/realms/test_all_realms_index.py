@@ -9,6 +9,7 @@ request's end does).
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
 
@@ -131,3 +132,15 @@ def test_a_quiet_realms_holdings_are_answered_without_opening_it_and_a_write_is_
     after = {(s["realm"], s["scope_key"]): s for s in panel(client, "overview", {}).result["scopes"]}
     before = {(s["realm"], s["scope_key"]): s for s in first["scopes"]}
     assert after[("r03", LEAD)]["active"] == before[("r03", LEAD)]["active"] + 1
+
+
+def test_a_first_fill_of_many_realms_sorts_the_order_indexes_once_after_the_copies(client, many_realms, monkeypatch):
+    from memory_panel.store import all_realms_index
+
+    monkeypatch.setattr(all_realms_index, "BULK_REALMS", 2)
+    result = panel(client, "records", {"limit": 5}).result
+    want = newest_first(row for row in many_realms if row.status_kind != "quarantined")[:5]
+    assert [row["id"] for row in result["records"]] == [row.id for row in want]
+    with sqlite3.connect(all_realms_index.index_path()) as conn:
+        indexes = {name for name, in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"entries_order", "entries_scope_order", "entries_status_order", "entries_created"} <= indexes
