@@ -96,9 +96,9 @@ def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, m
     lens = KnowledgeLens(identity, mob, mobs, _composition(access, scopes, identity, mob), realms=realms)
     if identity is None:
         return lens
-    history, hidden = _history(access, realms, identity, alone=realm is not None)
+    history, hidden, records = _history(access, realms, identity, alone=realm is not None)
     return KnowledgeLens(
-        identity, mob, mobs, lens.composition, history, hidden, _gauges(history, realms, identity), realms
+        identity, mob, mobs, lens.composition, history, hidden, _gauges(history, records, identity), realms
     )
 
 
@@ -124,8 +124,11 @@ def _composition(
     return parts
 
 
-def _history(access: Access, realms: list[str], identity: str, *, alone: bool) -> tuple[list[HistoryRow], int]:
-    """The identity's newest injections, DUP when the next-older row repeats the record."""
+def _history(
+    access: Access, realms: list[str], identity: str, *, alone: bool
+) -> tuple[list[HistoryRow], int, dict[tuple[str, str], MemoryRecord]]:
+    """The identity's newest injections, DUP when the next-older row repeats the record; how many
+    were hidden; and the records they name (read once, for the gauges too)."""
     rows: list[InjectionRow] = []
     for name in realms:
         with realm_read(name, alone=alone):
@@ -144,7 +147,7 @@ def _history(access: Access, realms: list[str], identity: str, *, alone: bool) -
         # docs/panel-tabs.md §4: keyed by identity only (one identity here), adjacent rows only.
         dup = older is not None and older.record_id == row.record_id
         history.append(HistoryRow(row, record.title if record is not None else None, dup))
-    return history, hidden
+    return history, hidden, records
 
 
 def _newest_injections(name: str, identity: str) -> list[InjectionRow]:
@@ -169,10 +172,10 @@ def _records(rows: list[InjectionRow]) -> dict[tuple[str, str], MemoryRecord]:
     return found
 
 
-def _gauges(history: list[HistoryRow], realms: list[str], identity: str) -> list[Gauge]:
+def _gauges(history: list[HistoryRow], read: dict[tuple[str, str], MemoryRecord], identity: str) -> list[Gauge]:
     """Rendered bytes of the visible history, against the runtime's three budgets."""
     rows = [h.injection for h in history]
-    records = _records(rows)
+    records = {(row.realm, row.record_id): read[key] for row in rows if (key := (row.realm, row.record_id)) in read}
     assemblies: dict[tuple, list[MemoryRecord]] = defaultdict(list)
     for row in reversed(rows):  # oldest first: blocks in the order they were assembled
         record = records.get((row.realm, row.record_id))
