@@ -16,7 +16,6 @@ from memory_panel.store.realms import realm_alias
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import (
-    entry_records,
     filtered_list_rows,
     panel_realms,
     realm_read,
@@ -153,7 +152,7 @@ def _listed_quarantined(access: Access, index: AllRealmsIndex, limit: int, oldes
     while len(taken) < limit:
         entries = index.queue_entries(filters, offset=offset, limit=batch, oldest_first=oldest_first)
         readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
-        taken += [record for record in entry_records(readable) if record_visible(access, record)]
+        taken += [record for record in index.records(readable) if record_visible(access, record)]
         if len(entries) < batch:
             break
         offset += batch

@@ -22,7 +22,6 @@ from memory_panel.store.realms import realm_alias, realm_names
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.rows import (
-    entry_records,
     filtered_list_rows,
     realm_rows,
     records_in_place,
@@ -93,7 +92,8 @@ def _listed_rows(
     """Up to ``want`` visible rows of the realms the console-wide index holds, newest first.
 
     As a realm index's chunks (``_index_chunk``): entries of scopes the caller may not read are
-    skipped before any row is read, and the key batch doubles while they hide most of it.
+    skipped, and the key batch doubles while they hide most of it. The rows come from the index too
+    (docs/realm-index.md §10): no realm file is opened for them.
     """
     scope_ok = scope_checker(access)
     visible: list[MemoryRecord] = []
@@ -102,7 +102,7 @@ def _listed_rows(
     while len(visible) < want:
         entries = index.page_entries(filters, position, batch)
         readable = [entry for entry in entries if scope_ok(entry.scope_kind, entry.scope_key)]
-        for record in entry_records(readable):
+        for record in index.records(readable):
             if record_visible(access, record):
                 visible.append(record)
                 if len(visible) == want:

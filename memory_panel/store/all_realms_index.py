@@ -36,12 +36,13 @@ from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
 from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
 from memory_panel.store.record_filter import RecordFilter
+from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 CACHE_KIB = 16_384
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -60,8 +61,12 @@ _SCHEMA = (
     "CREATE UNIQUE INDEX docs_realm_entry ON docs (realm, entry)",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, tokenize='{TOKENIZER}')",
     # Columns holding a realm's own values have no declared type: a hand-edited number stays a number.
+    # Beside the keys, the record's list row as the realm holds it (``updated_raw``: its updated_at_ms
+    # before the order's reading of a hand-edited one), so a page's rows need not open their realms.
     "CREATE TABLE entries (realm INTEGER NOT NULL, memory_id NOT NULL, updated_at_ms INTEGER NOT NULL,"
-    " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL)",
+    " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL,"
+    " title, description, tags, provenance, status_detail, supersedes, derived_from, working_set_rank,"
+    " content_hash, usage_stats, ever_quarantined, body_bytes, updated_raw)",
     # The promotions waiting at the gate (the quarantine queue's second list), as the realm holds them.
     "CREATE TABLE promotions (realm INTEGER NOT NULL, pending_id, record_id, scope_kind, scope_key, rationale,"
     " status, created_at_ms)",
@@ -76,10 +81,26 @@ _SCHEMA = (
 _NOW_ENTRIES = (
     "CREATE TEMP TABLE now_entries AS SELECT r.memory_id, {order_ms} AS updated_at_ms, r.created_at_ms, r.scope_kind,"
     " r.scope_key, r.status_kind AS status, r.kind, r.trust,"
-    " (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever})) AS reviewer_only"
+    " (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever})) AS reviewer_only,"
+    " r.title, r.description, r.tags, r.provenance, r.status_detail, r.supersedes, r.derived_from,"
+    " r.working_set_rank, r.content_hash, r.usage_stats, {ever_column} AS ever_quarantined,"
+    " LENGTH(CAST(r.body AS BLOB)) AS body_bytes, r.updated_at_ms AS updated_raw"
     " FROM realm.records r"
 )
-_ENTRY_COLUMNS = ("updated_at_ms", "created_at_ms", "scope_kind", "scope_key", "status", "kind", "trust", "reviewer_only")
+# The list row's columns as ``decode_record`` names them, and where the index keeps each.
+_ROW_COLUMNS = (
+    ("memory_id", "memory_id"), ("scope_kind", "scope_kind"), ("scope_key", "scope_key"), ("kind", "kind"),
+    ("title", "title"), ("description", "description"), ("tags", "tags"), ("provenance", "provenance"),
+    ("trust", "trust"), ("status_kind", "status"), ("status_detail", "status_detail"), ("supersedes", "supersedes"),
+    ("derived_from", "derived_from"), ("working_set_rank", "working_set_rank"), ("content_hash", "content_hash"),
+    ("created_at_ms", "created_at_ms"), ("updated_at_ms", "updated_raw"), ("usage_stats", "usage_stats"),
+    ("ever_quarantined", "ever_quarantined"), ("body_bytes", "body_bytes"),
+)
+_ENTRY_COLUMNS = (
+    "updated_at_ms", "created_at_ms", "scope_kind", "scope_key", "status", "kind", "trust", "reviewer_only",
+    "title", "description", "tags", "provenance", "status_detail", "supersedes", "derived_from", "working_set_rank",
+    "content_hash", "usage_stats", "ever_quarantined", "body_bytes", "updated_raw",
+)
 _SAME_ENTRY = " AND ".join(["n.memory_id = e.memory_id", *(f"n.{c} IS e.{c}" for c in _ENTRY_COLUMNS)])
 _DELETE_MOVED = (
     "DELETE FROM main.entries AS e WHERE e.realm = ? AND NOT EXISTS"
@@ -148,6 +169,22 @@ class AllRealmsIndex:
             where.append(predicate)
             args += predicate_args
         return self._entries(where, args, "updated_at_ms DESC, memory_id DESC LIMIT ?", [limit])
+
+    def records(self, entries: Iterable[Entry]) -> list[MemoryRecord]:
+        """The list rows at these entries, in their order, from this index alone (no realm opened)."""
+        wanted = [(self.listed[entry.realm], entry.memory_id) for entry in entries if entry.realm in self.listed]
+        rows: dict[tuple[int, object], dict] = {}
+        columns = ", ".join(column for _, column in _ROW_COLUMNS)
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            for realm, *values in self.conn.execute(
+                f"SELECT realm, {columns} FROM entries WHERE (realm, memory_id) IN"
+                f" (VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+                [part for pair in chunk for part in pair],
+            ):
+                row = {name: value for (name, _), value in zip(_ROW_COLUMNS, values)}
+                rows[(realm, row["memory_id"])] = row
+        return [decode_record(self.names[key[0]], rows[key]) for key in wanted if key in rows]
 
     def queue_entries(self, filters: RecordFilter, *, offset: int, limit: int, oldest_first: bool) -> list[Entry]:
         """Entries of the listed realms in the quarantine queue's order (created_at_ms, memory_id)."""
@@ -311,8 +348,12 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             listed = int(rows < conf.realm_index_min_rows() and same_encoding)
             if listed:
                 columns = {row[1] for row in conn.execute("PRAGMA realm.table_info(records)")}
-                ever = "r.ever_quarantined IS 1" if "ever_quarantined" in columns else "0"
-                conn.execute(_NOW_ENTRIES.format(order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"), ever=ever))
+                has_ever = "ever_quarantined" in columns
+                conn.execute(_NOW_ENTRIES.format(
+                    order_ms=ORDER_MS.replace("updated_at_ms", "r.updated_at_ms"),
+                    ever="r.ever_quarantined IS 1" if has_ever else "0",
+                    ever_column="r.ever_quarantined" if has_ever else "0",
+                ))
                 conn.execute("CREATE INDEX temp.now_entries_id ON now_entries (memory_id)")
                 conn.execute(_DELETE_MOVED, (number,))
                 conn.execute(_INSERT_NEW, (number, number))

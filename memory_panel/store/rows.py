@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -21,7 +21,6 @@ from django.db.models.functions import Cast, Length
 
 from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
-from memory_panel.store.all_realms_index import Entry
 from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.record_filter import RecordFilter
@@ -175,17 +174,3 @@ def records_in_place(alias: str, realm: str, keys: dict[str, int]) -> list[Memor
     would break the page's order, and a cursor taken after it would restart the walk.
     """
     return [record for record in records_by_id(alias, realm, list(keys)) if record.updated_at_ms == keys[record.id]]
-
-
-def entry_records(entries: Sequence[Entry]) -> list[MemoryRecord]:
-    """The rows at these entries of the console-wide index, in their order: one read per realm they
-    span, leaving out a realm that cannot be read now (skipped for the page)."""
-    by_realm: dict[str, dict[str, int]] = {}
-    for entry in entries:
-        by_realm.setdefault(entry.realm, {})[entry.memory_id] = entry.updated_at_ms
-    found: dict[tuple[str, str], MemoryRecord] = {}
-    for name, keys in by_realm.items():
-        with realm_read(name, alone=False):
-            for record in records_in_place(realm_alias(name), name, keys):
-                found[(name, record.id)] = record
-    return [found[key] for entry in entries if (key := (entry.realm, entry.memory_id)) in found]

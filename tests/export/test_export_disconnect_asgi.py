@@ -59,7 +59,7 @@ def test_disconnect_mid_stream_closes_the_walk(tmp_path):
         with socket.create_connection(("127.0.0.1", server.port)) as client:
             client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             client.sendall(
-                f"GET /console/memory/records.ndjson HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"GET /console/memory/records.ndjson?realm=default HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 f"Authorization: Bearer {token}\r\n\r\n".encode()
             )
             head = client.recv(4096)
