@@ -173,17 +173,21 @@ class AllRealmsIndex:
     def records(self, entries: Iterable[Entry]) -> list[MemoryRecord]:
         """The list rows at these entries, in their order, from this index alone (no realm opened)."""
         wanted = [(self.listed[entry.realm], entry.memory_id) for entry in entries if entry.realm in self.listed]
+        by_realm: dict[int, list] = {}
+        for realm, memory_id in wanted:
+            by_realm.setdefault(realm, []).append(memory_id)
         rows: dict[tuple[int, object], dict] = {}
         columns = ", ".join(column for _, column in _ROW_COLUMNS)
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
-            for realm, *values in self.conn.execute(
-                f"SELECT realm, {columns} FROM entries WHERE (realm, memory_id) IN"
-                f" (VALUES {', '.join(['(?, ?)'] * len(chunk))})",
-                [part for pair in chunk for part in pair],
-            ):
-                row = {name: value for (name, _), value in zip(_ROW_COLUMNS, values)}
-                rows[(realm, row["memory_id"])] = row
+        # One lookup per realm on its (realm, memory_id) index: a row-value IN would scan them all.
+        for realm, ids in by_realm.items():
+            for start in range(0, len(ids), 400):
+                chunk = ids[start : start + 400]
+                for values in self.conn.execute(
+                    f"SELECT {columns} FROM entries WHERE realm = ? AND memory_id IN ({', '.join('?' * len(chunk))})",
+                    [realm, *chunk],
+                ):
+                    row = {name: value for (name, _), value in zip(_ROW_COLUMNS, values)}
+                    rows[(realm, row["memory_id"])] = row
         return [decode_record(self.names[key[0]], rows[key]) for key in wanted if key in rows]
 
     def queue_entries(self, filters: RecordFilter, *, offset: int, limit: int, oldest_first: bool) -> list[Entry]:
