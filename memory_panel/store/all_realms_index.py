@@ -33,8 +33,9 @@ from urllib.parse import quote
 
 from memory_panel import conf
 from memory_panel.cursor import ORDER_MS, Cursor, keyset_predicate
+from memory_panel.store.console_index.generations import attached_realm
 from memory_panel.store.realm_memo import realm_signature
-from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, readonly_uri, realm_path
+from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, realm_path
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
@@ -160,7 +161,7 @@ class AllRealmsIndex:
         """The next ``limit`` entries of the listed realms after ``after``, newest first."""
         if not self.listed:
             return []
-        where, args = self._where(filters)
+        where, args = self.conditions(filters)
         if after is not None:
             predicate, predicate_args = keyset_predicate(after)
             if predicate_args:  # the bound first, so SQLite seeks the index there
@@ -194,7 +195,7 @@ class AllRealmsIndex:
         """Entries of the listed realms in the quarantine queue's order (created_at_ms, memory_id)."""
         if not self.listed:
             return []
-        where, args = self._where(filters)
+        where, args = self.conditions(filters)
         direction = "ASC" if oldest_first else "DESC"
         return self._entries(where, args, f"created_at_ms {direction}, memory_id {direction} LIMIT ? OFFSET ?",
                              [limit, offset])
@@ -207,7 +208,7 @@ class AllRealmsIndex:
         )
         return [Entry(ms, memory_id, self.names[realm], kind, key) for ms, memory_id, realm, kind, key in rows]
 
-    def _where(self, filters: RecordFilter) -> tuple[list[str], list]:
+    def conditions(self, filters: RecordFilter) -> tuple[list[str], list]:
         """The listed realms, and ``filters`` as conditions on ``entries`` (reviewer-only rows exactly)."""
         where, args = self._listed_where()
         for column, value in filters.realm_columns().items():
@@ -253,7 +254,7 @@ class AllRealmsIndex:
         """Entries of the listed realms ``filters`` keeps, counted up to ``cap + 1``."""
         if not self.listed:
             return 0
-        where, args = self._where(filters)
+        where, args = self.conditions(filters)
         return self.conn.execute(
             f"SELECT COUNT(*) FROM (SELECT 1 FROM entries WHERE {' AND '.join(where)} LIMIT ?)", [*args, cap + 1]
         ).fetchone()[0]
@@ -339,10 +340,8 @@ def _order_indexes_after(conn: sqlite3.Connection, bulk: bool) -> Iterator[None]
 def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) -> tuple[int, str, int]:
     """Copy one realm's keys afresh (or mark it as kept out); its (number, signature, listed)."""
     stored = current or ""  # an unsettled signature is never trusted: copied again next time
-    conn.execute("ATTACH DATABASE ? AS realm", (readonly_uri(path),))
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with attached_realm(conn, path, begin="BEGIN IMMEDIATE"):
             number = _realm_number(conn, name)
             conn.execute("DELETE FROM promotions WHERE realm = ?", (number,))
             conn.execute("DELETE FROM scopes WHERE realm = ?", (number,))
@@ -350,6 +349,7 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             # SQLite attaches a file of another text encoding, but compares its texts as blobs.
             same_encoding = conn.execute("PRAGMA realm.encoding").fetchone()[0] == "UTF-8"
             listed = int(rows < conf.realm_index_min_rows() and same_encoding)
+            newest_dream = None
             if listed:
                 columns = {row[1] for row in conn.execute("PRAGMA realm.table_info(records)")}
                 has_ever = "ever_quarantined" in columns
@@ -368,15 +368,9 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             else:
                 conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
             conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ? WHERE realm = ?",
-                         (stored, listed, newest_dream if listed else None, number))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.execute("DROP TABLE IF EXISTS temp.now_entries")
+                         (stored, listed, newest_dream, number))
     finally:
-        conn.execute("DETACH DATABASE realm")
+        conn.execute("DROP TABLE IF EXISTS temp.now_entries")
     return number, stored, listed
 
 
@@ -398,10 +392,8 @@ def _copy_documents(conn: sqlite3.Connection, name: str, number: int, stored: st
 
     Unchanged documents keep their numbers; a changed text is a new document, numbered after all.
     """
-    conn.execute("ATTACH DATABASE ? AS realm", (readonly_uri(realm_path(name)),))
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with attached_realm(conn, realm_path(name), begin="BEGIN IMMEDIATE"):
             conn.execute(_NOW_DOCS.format(rows=f"SELECT {document_columns(name)} FROM realm.records r"))
             conn.execute("CREATE INDEX temp.now_docs_entry ON now_docs (entry)")
             conn.execute(f"DELETE FROM text WHERE rowid IN ({_CHANGED})", (number,))
@@ -425,14 +417,8 @@ def _copy_documents(conn: sqlite3.Connection, name: str, number: int, stored: st
                 (number, first_new),
             )
             conn.execute("UPDATE realms SET searched = ? WHERE realm = ?", (stored, number))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.execute("DROP TABLE IF EXISTS temp.now_docs")
     finally:
-        conn.execute("DETACH DATABASE realm")
+        conn.execute("DROP TABLE IF EXISTS temp.now_docs")
 
 
 class AllRealmsSearch(FullTextIndex):
@@ -448,7 +434,7 @@ class AllRealmsSearch(FullTextIndex):
         return self.index.scopes()
 
     def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
-        where, args = self.index._where(filters)
+        where, args = self.index.conditions(filters)
         return "".join(f" AND {condition}" for condition in where), args
 
     def _hit(self, window: int, row: tuple) -> Hit:

@@ -29,6 +29,7 @@ from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
 from memory_panel.errors import InvalidParams, StoreFailed, UnknownRealm
+from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.open_connections import connection_closed, connection_used, realm_connection_opened
 
 logger = logging.getLogger("memory_panel.store.realms")
@@ -152,12 +153,17 @@ _shadowed_logged: set[str] = set()
 
 
 def realm_names() -> list[str]:
-    """Every realm with a store file, sorted; read from the directories each call so files come and go.
+    """Every realm with a store file, sorted; read from the directories so files come and go, once
+    per request (a page's sections all see the same realms, and 500 are listed once, not per section).
 
     Local realms keep their bare names; each followed copy is ``<label>/<realm>``. A local realm
     whose name would read as a replica realm (``east/x`` while ``east`` is a label) is not served:
     the name means the replica's realm on every surface (docs/replicas.md §1).
     """
+    return list(once_per_request(("realm_names",), _listed_realm_names))
+
+
+def _listed_realm_names() -> list[str]:
     sources = conf.replica_sources()
     names: set[str] = set()
     for name in _stems(agent_memory_root()):

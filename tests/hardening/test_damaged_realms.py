@@ -29,6 +29,15 @@ DAMAGE = ("truncated", "halved", "garbage")
 
 @pytest.fixture
 def two_realms(realm_writer, index_mode, client_signed_in):
+    good, bad = write_good_and_bad(realm_writer)
+    # Every page once while both are whole, so the index (when on) exists and is caught up.
+    for path in HTML_PAGES:
+        assert client_signed_in.get(path).status_code == 200, path
+    return good, bad
+
+
+def write_good_and_bad(realm_writer):
+    """Realm ``good`` of one record and realm ``bad`` of 30, each closed."""
     good = realm_writer("good")
     good.remember(identity_scope("good", "identity:luka"), "Good realm fact", "readable body")
     bad = realm_writer("bad")
@@ -36,9 +45,6 @@ def two_realms(realm_writer, index_mode, client_signed_in):
         bad.remember(mob_scope("bad", "ops"), f"Bad realm fact {n}", "x" * 2000)
     good.close()
     bad.close()
-    # Every page once while both are whole, so the index (when on) exists and is caught up.
-    for path in HTML_PAGES:
-        assert client_signed_in.get(path).status_code == 200, path
     return good, bad
 
 
@@ -149,20 +155,19 @@ def test_an_export_cut_off_by_a_realm_damaged_mid_walk_ends_with_an_error_line(t
     assert json.loads(lines[-1])["error"]["realm"] == "bad"
 
 
-def test_an_export_of_every_realm_is_one_snapshot_of_the_small_realms(two_realms, client_signed_in, monkeypatch,
-                                                                        index_mode):
-    """docs/realm-failures.md §1: their rows come from the console-wide index as the download began."""
+def test_an_export_of_every_realm_is_one_snapshot_of_the_small_realms(realm_writer, client_signed_in, monkeypatch):
+    """docs/realm-failures.md §1: their rows come from the console-wide index as the download began
+    (realms with an index of their own are read from their files, as alone: the test above)."""
     from memory_panel.views import export, streaming
 
-    if index_mode == "indexed":
-        pytest.skip("realms with an index of their own are read from their files, as alone (the test above)")
+    _, bad = write_good_and_bad(realm_writer)
 
     monkeypatch.setattr(export, "EXPORT_BATCH", 5)
     monkeypatch.setattr(streaming, "PIECE_CHARS", 1)
     response = client_signed_in.get("/console/memory/records.ndjson")
     stream = iter(response.streaming_content)
     first = [next(stream) for _ in range(3)]
-    damage(two_realms[1].path, "garbage")
+    damage(bad.path, "garbage")
     rows = [json.loads(line) for line in b"".join([*first, *stream]).decode().splitlines()]
     assert [row["scope"]["realm"] for row in rows].count("bad") == 30 and "error" not in rows[-1]
     assert [row["title"] for row in rows if row["scope"]["realm"] == "good"] == ["Good realm fact"]

@@ -22,17 +22,9 @@ from memory_panel.store.realm_index import REALM_INDEX
 from memory_panel.store.search_index import SEARCH_INDEX
 from tests.support.rpc import panel
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("too_large_to_read_directly")]
 
 REALM_INDEXING = -32020
-
-
-@pytest.fixture(autouse=True)
-def large(settings):
-    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
-    settings.MOBKIT_REALM_INDEX_BACKGROUND = False
-    # Every realm of five rows or more counts as too large to read directly.
-    settings.MOBKIT_REALM_DIRECT_MAX_ROWS = 5
 
 
 def _outdated(generation) -> None:

@@ -131,18 +131,23 @@ def set_meta(conn: sqlite3.Connection, **values: str) -> None:
 
 
 class attached_realm:
-    """The realm file attached read-only to a build's connection, in one read transaction.
+    """The realm file attached read-only to a connection, in one transaction.
 
     docs/realm-index.md §5: a build copies with ``INSERT … SELECT`` from ``realm.<table>``, so
     rows go from file to file inside SQLite (no row is decoded in Python). ``mode=ro`` keeps the
     realm file's bytes untouched (docs/store-format.md §1); everything read between entering and
-    leaving the block is one snapshot, and what was written to the new file is committed.
+    leaving the block is one snapshot, and what was written is committed (rolled back on an error).
+    ``begin="BEGIN IMMEDIATE"`` takes the write lock first, for a file other writers share.
     """
 
-    def __init__(self, out: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, out: sqlite3.Connection, path: Path, *, begin: str = "BEGIN") -> None:
         self.out = out
         out.execute(f"ATTACH DATABASE ? AS {REALM}", (readonly_uri(path),))
-        out.execute("BEGIN")
+        try:
+            out.execute(begin)
+        except BaseException:
+            out.execute(f"DETACH DATABASE {REALM}")
+            raise
 
     def __enter__(self) -> sqlite3.Connection:
         return self.out
@@ -150,8 +155,6 @@ class attached_realm:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.out.execute("COMMIT" if exc_type is None else "ROLLBACK")
         self.out.execute(f"DETACH DATABASE {REALM}")
-
-
 
 
 def copy_in_chunks(out: sqlite3.Connection, sql: str, progress: ProgressReport, *, first: int, last: int,
