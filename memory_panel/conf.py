@@ -28,7 +28,7 @@ def realm_query_timeout_ms() -> int:
 
 def realm_connections_max() -> int:
     """Most connections to realm and index files a process keeps open at once (docs/serving.md §5)."""
-    return max(1, int(getattr(settings, "MOBKIT_REALM_CONNECTIONS_MAX", 64)))
+    return max(1, int(getattr(settings, "MOBKIT_REALM_CONNECTIONS", 64)))
 
 
 def realm_index_min_rows() -> int:

@@ -46,7 +46,7 @@ MOBKIT_HTTP_THREADS = int(os.environ.get("MOBKIT_HTTP_THREADS", "").strip() or 1
 
 # Most connections to realm files and the console's index files one process keeps open at once, the
 # least recently used closed first (docs/serving.md §5); each is about three file descriptors.
-MOBKIT_REALM_CONNECTIONS_MAX = int(os.environ.get("MOBKIT_REALM_CONNECTIONS_MAX", "").strip() or 64)
+MOBKIT_REALM_CONNECTIONS = int(os.environ.get("MOBKIT_REALM_CONNECTIONS", "").strip() or 64)
 
 # One JSON-RPC request (a batch of up to 100 calls) runs calls for at most about this long; the
 # calls after it is spent are answered with a request_budget_exhausted error without being run.

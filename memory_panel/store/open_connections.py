@@ -1,6 +1,6 @@
 """How many connections to realm files and the console's index files a process holds open.
 
-At most ``MOBKIT_REALM_CONNECTIONS_MAX`` in all, the least recently used closed first
+At most ``MOBKIT_REALM_CONNECTIONS`` in all, the least recently used closed first
 (docs/serving.md §5). An all-realm page reads hundreds of realms one after another and needs each
 realm's connection only while it reads that realm, so a few dozen open at a time serve any number
 of realms; a connection closed for the bound opens again on its next use in a fraction of a

@@ -1,4 +1,4 @@
-"""However many realms a page reads, a process keeps at most ``MOBKIT_REALM_CONNECTIONS_MAX``
+"""However many realms a page reads, a process keeps at most ``MOBKIT_REALM_CONNECTIONS``
 connections to realm and index files open, and every realm is still listed (docs/serving.md §5)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _write_realm(root: Path, name: str, title: str) -> None:
 
 @pytest.fixture
 def ten_realms(agent_memory_dir: Path, settings) -> Path:
-    settings.MOBKIT_REALM_CONNECTIONS_MAX = 4
+    settings.MOBKIT_REALM_CONNECTIONS = 4
     for name in REALMS:
         _write_realm(agent_memory_dir, name, f"Ferry timetable of {name}")
     return agent_memory_dir
@@ -85,7 +85,7 @@ def test_a_search_over_more_realms_than_the_bound_finds_every_realms_match_withi
 
 
 def test_a_bound_of_one_still_serves_every_realm(ten_realms, settings):
-    settings.MOBKIT_REALM_CONNECTIONS_MAX = 1
+    settings.MOBKIT_REALM_CONNECTIONS = 1
     search = record_search(
         access=OPEN, realm=None, query=parse_query("ferry"), filters=RecordFilter(), limit=50, cursor=None
     )
