@@ -15,7 +15,7 @@ from memory_panel.store.realm_index import realm_index
 from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_format
 from memory_panel.store.records import parse_json_text
-from memory_panel.store.rows import realm_rows, skip_unreadable_realm
+from memory_panel.store.rows import merged_realm_rows, realm_rows, skip_unreadable_realm
 from memory_panel.visibility import require_realm_history
 
 if TYPE_CHECKING:
@@ -247,9 +247,10 @@ def dream_runs(*, access: Access, realm: str | None, limit: int) -> tuple[list[D
     def sheets(name: str) -> list[DreamRunRow]:
         return realm_memo(name, ("dream_runs", limit), partial(_newest_sheets, name, limit))
 
-    out, realms = realm_rows(realm, sheets)
-    out.sort(key=lambda row: (row.completed_at_ms, row.run_id), reverse=True)
-    return out[:limit], realms
+    out, realms = merged_realm_rows(
+        realm, ("dream_runs", limit), sheets, order=lambda row: (row.completed_at_ms, row.run_id), reverse=True
+    )
+    return (out or [])[:limit], realms
 
 
 def _newest_sheets(name: str, limit: int) -> list[DreamRunRow]:

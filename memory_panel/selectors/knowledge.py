@@ -20,8 +20,8 @@ from memory_panel.selectors.injections import InjectionRow
 from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, render_injection_block
 from memory_panel.store.realm_memo import realm_memo
 from memory_panel.store.realms import realm_alias
-from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.rows import full_rows, realm_read, realm_rows
+from memory_panel.store.records import MemoryRecord
+from memory_panel.store.rows import named_rows, realm_read, realm_rows
 from memory_panel.wording import count_words
 from memory_panel.visibility import (
     sees_quarantined,
@@ -164,12 +164,7 @@ def _records(rows: list[InjectionRow]) -> dict[tuple[str, str], MemoryRecord]:
     by_realm: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         by_realm[row.realm].add(row.record_id)
-    found: dict[tuple[str, str], MemoryRecord] = {}
-    for name, ids in by_realm.items():
-        for row in full_rows(realm_alias(name), name).filter(memory_id__in=ids):
-            record = decode_record(name, row)
-            found[(name, record.id)] = record
-    return found
+    return {(name, record.id): record for name, ids in by_realm.items() for record in named_rows(name, ids, with_body=True)}
 
 
 def _gauges(history: list[HistoryRow], read: dict[tuple[str, str], MemoryRecord], identity: str) -> list[Gauge]:

@@ -16,7 +16,7 @@ from django.db import DatabaseError
 
 from memory_panel.errors import UnknownRealm
 from memory_panel.store.realms import realm_alias
-from memory_panel.store.rows import records_by_id
+from memory_panel.store.rows import named_rows, records_by_id
 from memory_panel.visibility import record_visible
 
 if TYPE_CHECKING:
@@ -99,9 +99,8 @@ def reads_every_record(access: Access) -> bool:
 
 def _realm_names(access: Access, realm: str, ids: list[str], titles: dict[RecordRef, str],
                  hidden: set[RecordRef]) -> None:
-    alias = realm_alias(realm)
     for start in range(0, len(ids), LOOKUP_CHUNK):
-        for record in records_by_id(alias, realm, ids[start : start + LOOKUP_CHUNK]):
+        for record in named_rows(realm, ids[start : start + LOOKUP_CHUNK]):
             if not record_visible(access, record):
                 hidden.add((realm, record.id))
             elif record.title:

@@ -10,7 +10,7 @@ from memory_panel.selectors.named_records import first_visible
 from memory_panel.store.realm_memo import kept_rows, realm_memo
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import parse_json_text
-from memory_panel.store.rows import realm_rows
+from memory_panel.store.rows import merged_realm_rows, realm_rows
 from memory_panel.visibility import identity_visible, require_realm_history, scope_visible
 from memory_panel.wire.rust_debug import author_debug
 
@@ -35,19 +35,36 @@ class ProposalRow:
 def pending_proposals(*, access: Access, realm: str | None, limit: int) -> tuple[list[ProposalRow], list[str]]:
     require_realm_history(access)
 
-    def open_proposals(name: str) -> list[ProposalRow]:
-        kept = realm_memo(name, "open_proposals", lambda: kept_rows(_open_proposal_rows(name).iterator()))
-        rows = iter(kept) if kept is not None else _open_proposal_rows(name).iterator()
-
-        def readable(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [row for row in batch if scope_visible(access, row["scope_kind"], row["scope_key"])]
-
+    def readable(batch: list[ProposalRow]) -> list[ProposalRow]:
         # docs/access.md §2.8: filtered before the limit, so hidden rows never shorten a page.
-        return [_proposal_row(name, row) for row in first_visible(rows, keep=readable, limit=limit)]
+        return [row for row in batch if scope_visible(access, row.scope_kind, row.scope_key)]
+
+    merged, realms = merged_realm_rows(realm, "open_proposals", _kept_open_proposals, order=_by_age)
+    if merged is not None:
+        return first_visible(iter(merged), keep=readable, limit=limit), realms
+
+    def open_proposals(name: str) -> list[ProposalRow]:
+        kept = _kept_open_proposals(name)
+        rows = iter(kept) if kept is not None else (_proposal_row(name, row) for row in _open_proposal_rows(name).iterator())
+        return first_visible(rows, keep=readable, limit=limit)
 
     out, realms = realm_rows(realm, open_proposals)
-    out.sort(key=lambda p: p.created_at_ms)
+    out.sort(key=_by_age)
     return out[:limit], realms
+
+
+def _by_age(row: ProposalRow) -> int:
+    return row.created_at_ms
+
+
+def _kept_open_proposals(name: str) -> list[ProposalRow] | None:
+    """The realm's open proposals, oldest first, kept while it stands still; None when too many to keep."""
+
+    def rows() -> list[ProposalRow] | None:
+        kept = kept_rows(_open_proposal_rows(name).iterator())
+        return None if kept is None else [_proposal_row(name, row) for row in kept]
+
+    return realm_memo(name, "open_proposals", rows)
 
 
 def _open_proposal_rows(name: str):

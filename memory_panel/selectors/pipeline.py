@@ -17,9 +17,9 @@ from django.db.models import Count, Max, Min
 from memory_panel.models import DreamAuditVerdict
 from memory_panel.selectors.holdings import realm_holdings
 from memory_panel.selectors.named_records import first_visible, unreadable_record_ids
-from memory_panel.store.realm_memo import kept_rows, realm_memo
+from memory_panel.store.realm_memo import kept_rows, realm_memo, realms_memo
 from memory_panel.store.realms import realm_alias, store_format
-from memory_panel.store.rows import realm_cursor, realm_rows
+from memory_panel.store.rows import merged_realm_rows, panel_realms, realm_cursor, realm_rows
 from memory_panel.visibility import require_realm_history, scope_visible, sees_quarantined
 
 if TYPE_CHECKING:
@@ -43,41 +43,58 @@ _PROPOSAL_COUNTED = ("pending", "held", "accepted", "gate", "committed")
 
 def pipeline_conveyor(*, access: Access, realm: str | None) -> Conveyor:
     require_realm_history(access)
-    # One realm's counts at a time, so a realm that cannot be read adds nothing (docs/realm-failures.md §1).
-    parts, realms = realm_rows(realm, lambda name: [_realm_counts(access, name)])
+    with_quarantined = sees_quarantined(access)
+    names = panel_realms(realm)
+    tallies, waiting, realms = realms_memo(
+        names, ("conveyor", with_quarantined), partial(_every_tally, realm, names, with_quarantined)
+    )
+    # Summed over realms by scope first, so the caller's scopes are checked once per scope, not per realm.
     counts: Counter[str] = Counter()
-    taints: dict[tuple[str, str], str] = {}
-    for part_counts, part_taints in parts:
-        counts.update(part_counts)
-        taints.update(part_taints)
+    for (counter, kind, key), count in tallies.items():
+        if scope_visible(access, kind, key):
+            counts[counter] += count
+    taints = {(name, proposal_id): taint for name, proposal_id, kind, key, taint in waiting if scope_visible(access, kind, key)}
     return Conveyor(
         proposed=counts["pending"],
         held=counts["held"],
         pending_gate=counts["gate"],
         committed=counts["accepted"] + counts["committed"],
-        quarantined=counts["quarantined"] if sees_quarantined(access) else None,
+        quarantined=counts["quarantined"] if with_quarantined else None,
         taints=taints,
         realms=realms,
     )
 
 
-def _realm_counts(access: Access, name: str) -> tuple[Counter[str], dict[tuple[str, str], str]]:
-    """One realm's conveyor counts and waiting taints, within the target scopes the caller may read."""
-    counts: Counter[str] = Counter()
-    taints: dict[tuple[str, str], str] = {}
+Tallies = dict[tuple[str, str, str], int]  # (counter, scope_kind, scope_key) → count
+Waiting = list[tuple[str, str, str, str, str]]  # (realm, proposal_id, scope_kind, scope_key, taint)
+
+
+def _every_tally(
+    realm: str | None, names: list[str], with_quarantined: bool
+) -> tuple[tuple[Tallies, Waiting, list[str]], bool]:
+    """Every realm's conveyor counts by scope and its waiting taints, before any caller's scopes
+    are applied; kept unless a realm could not be read (docs/realm-failures.md §1: it adds nothing)."""
+    parts, realms = realm_rows(realm, lambda name: [_realm_tallies(name, with_quarantined)], names=names)
+    tallies: Counter[tuple[str, str, str]] = Counter()
+    waiting: Waiting = []
+    for part_tallies, part_waiting in parts:
+        tallies.update(part_tallies)
+        waiting += part_waiting
+    return (dict(tallies), waiting, realms), len(realms) == len(names)
+
+
+def _realm_tallies(name: str, with_quarantined: bool) -> tuple[Counter[tuple[str, str, str]], Waiting]:
+    tallies: Counter[tuple[str, str, str]] = Counter()
     proposals, promotions, waiting = realm_memo(name, "conveyor", partial(_conveyor_rows, name))
     for kind, key, status, count in proposals:
-        if status in _PROPOSAL_COUNTED and scope_visible(access, kind, key):
-            counts[status] += count
+        if status in _PROPOSAL_COUNTED:
+            tallies[(status, kind, key)] += count
     for kind, key, status, count in promotions:
-        if status in ("pending", "committed") and scope_visible(access, kind, key):
-            counts["gate" if status == "pending" else "committed"] += count
-    for proposal_id, kind, key, taint in waiting:
-        if scope_visible(access, kind, key):
-            taints[(name, proposal_id)] = taint
-    holdings = realm_holdings(name, with_quarantined=sees_quarantined(access))
-    counts["quarantined"] = sum(s.quarantined for s in holdings if scope_visible(access, s.scope_kind, s.scope_key))
-    return counts, taints
+        if status in ("pending", "committed"):
+            tallies[("gate" if status == "pending" else "committed", kind, key)] += count
+    for scope in realm_holdings(name, with_quarantined=with_quarantined):
+        tallies[("quarantined", scope.scope_kind, scope.scope_key)] += scope.quarantined
+    return tallies, [(name, proposal_id, kind, key, taint) for proposal_id, kind, key, taint in waiting]
 
 
 def _conveyor_rows(name: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
@@ -116,10 +133,13 @@ def review_queue(*, access: Access, realm: str | None, limit: int) -> tuple[list
     verdict per run; ``panel/audit_verdicts`` keeps MobKit's row per verdict, the page one per record.
     """
     require_realm_history(access)
+    merged, realms = merged_realm_rows(realm, "review_items", _kept_review_items, order=_queue_order)
+    if merged is not None:
+        return first_visible(iter(merged), keep=partial(_readable_across, access), limit=limit), realms
 
     def items(name: str) -> list[ReviewItem]:
         readable = partial(_readable_items, access, name)
-        kept = realm_memo(name, "review_items", partial(_every_review_item, name))
+        kept = _kept_review_items(name)
         if kept is not None:
             return first_visible(iter(kept), keep=readable, limit=limit)
         records, open_rows = _open_verdicts(name)
@@ -128,8 +148,16 @@ def review_queue(*, access: Access, realm: str | None, limit: int) -> tuple[list
         )
 
     out, realms = realm_rows(realm, items)
-    out.sort(key=lambda item: (-item.created_at_ms, item.record_id))
+    out.sort(key=_queue_order)
     return out[:limit], realms
+
+
+def _kept_review_items(name: str) -> list[ReviewItem] | None:
+    return realm_memo(name, "review_items", partial(_every_review_item, name))
+
+
+def _queue_order(item: ReviewItem) -> tuple[int, str]:
+    return -item.created_at_ms, item.record_id
 
 
 def _open_verdicts(name: str):
@@ -172,6 +200,16 @@ def _review_items(name: str, open_rows, rows: list[dict[str, Any]]) -> list[Revi
         )
         for row in rows
     ]
+
+
+def _readable_across(access: Access, items: list[ReviewItem]) -> list[ReviewItem]:
+    """``_readable_items`` of a merged batch, realm by realm."""
+    shown = {
+        (item.realm, item.record_id)
+        for name in {item.realm for item in items}
+        for item in _readable_items(access, name, [item for item in items if item.realm == name])
+    }
+    return [item for item in items if (item.realm, item.record_id) in shown]
 
 
 def _readable_items(access: Access, name: str, items: list[ReviewItem]) -> list[ReviewItem]:

@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from django.db.models.functions import Substr
-
 from memory_panel.errors import InvalidParams
-from memory_panel.models import PendingPromotion, Record
+from memory_panel.models import PendingPromotion
 from memory_panel.signals import require_body_read_recorded
 from memory_panel.store.all_realms_index import PROMOTION_COLUMNS, AllRealmsIndex, all_realms_index
 from memory_panel.store.realm_index import realm_index
@@ -17,6 +15,7 @@ from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
 from memory_panel.store.rows import (
     filtered_list_rows,
+    named_rows,
     panel_realms,
     realm_read,
     records_by_id,
@@ -119,13 +118,8 @@ def quarantine_queue(
 def _previews(records: list[MemoryRecord]) -> dict[tuple[str, str], str]:
     previews: dict[tuple[str, str], str] = {}
     for name in {record.realm for record in records}:
-        ids = [record.id for record in records if record.realm == name]
-        bodies = (
-            Record.objects.using(realm_alias(name))
-            .filter(memory_id__in=ids)
-            .values_list("memory_id", Substr("body", 1, PREVIEW_CHARS + 1))
-        )
-        previews.update(((name, memory_id), _first_lines(body or "")) for memory_id, body in bodies)
+        named = named_rows(name, (record.id for record in records if record.realm == name), with_body=True)
+        previews.update(((name, row.id), _first_lines((row.body or "")[: PREVIEW_CHARS + 1])) for row in named)
     return previews
 
 

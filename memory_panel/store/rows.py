@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Hashable, TypeVar
 
 from django.db import DatabaseError, connections
 from django.db.models import BinaryField
@@ -21,7 +21,7 @@ from django.db.models.functions import Cast, Length
 
 from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.models import Record
-from memory_panel.store.realm_memo import realm_memo
+from memory_panel.store.realm_memo import realm_memo, realms_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
@@ -94,6 +94,34 @@ def realm_rows(
     return rows, realms
 
 
+def merged_realm_rows(
+    realm: str | None,
+    question: Hashable,
+    read: Callable[[str], list[T] | None],
+    *,
+    order: Callable[[T], object],
+    reverse: bool = False,
+) -> tuple[list[T] | None, list[str]]:
+    """Every realm's ``read(name)`` in one list sorted by ``order``, kept while no realm's file moves
+    (``realms_memo``), and the realms it covers.
+
+    ``read`` must not depend on the caller (the selector filters the merged list afterwards) and
+    answers None for a realm with too many rows to keep; then so does this, and the selector reads
+    realm by realm instead.
+    """
+    names = panel_realms(realm)
+
+    def merged() -> tuple[tuple[list[T] | None, list[str]], bool]:
+        parts, realms = realm_rows(realm, lambda name: [read(name)], names=names)
+        if any(part is None for part in parts):
+            return (None, realms), False
+        rows = sorted((row for part in parts for row in part), key=order, reverse=reverse)
+        # A realm that could not be read is tried again by the next request, so this is not kept.
+        return (rows, realms), len(realms) == len(names)
+
+    return realms_memo(names, question, merged)
+
+
 @contextmanager
 def noting_skipped_realms() -> Iterator[list[SkippedRealm]]:
     """Collect the realms ``realm_read`` skips inside the block (one page's worth)."""
@@ -128,6 +156,28 @@ def records_by_id(alias: str, realm: str, ids: list[str], *, with_body: bool = F
         cursor.execute(sql, ids)
         rows = {row[0]: dict(zip(columns, row)) for row in cursor.fetchall()}
     return [decode_record(realm, rows[memory_id]) for memory_id in ids if memory_id in rows]
+
+
+# The most body text one kept answer of ``named_rows`` holds; a few huge bodies are read afresh instead.
+KEPT_BODY_BYTES = 256 * 1024
+
+
+def named_rows(realm: str, ids: Iterable[str], *, with_body: bool = False) -> list[MemoryRecord]:
+    """``records_by_id`` for the few records a page names in a realm, kept while the realm stands still.
+
+    Titles, quarantine previews and injected records name a handful of records in each of many
+    realms; at 500 realms a connection and a statement for each was most of such a page's time
+    (docs/realm-index.md §10). The rows come back in id order.
+    """
+    wanted = sorted(set(ids))
+    read = partial(records_by_id, realm_alias(realm), realm, wanted, with_body=with_body)
+
+    def small() -> list[MemoryRecord] | None:
+        rows = read()
+        return rows if sum(len(row.body or "") for row in rows) <= KEPT_BODY_BYTES else None
+
+    kept = realm_memo(realm, ("named_rows", tuple(wanted), with_body), small)
+    return kept if kept is not None else read()
 
 
 def record_columns(realm: str, base: tuple[str, ...]) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ import pytest
 from django.db.backends.signals import connection_created
 
 from memory_panel.store.changes import SETTLED_NS
-from memory_panel.simulator.store_writer import ManualClock, StoreWriter, identity_scope
+from memory_panel.simulator.store_writer import ManualClock, StoreWriter, agent, identity_scope, new_record
 from memory_panel.store.realms import REALM_ALIAS_PREFIX, close_realm_connections
 from tests.support.postures import LEAD, ROOT, USER
 from tests.support.rpc import panel
@@ -133,6 +133,25 @@ def test_a_quiet_realms_holdings_are_answered_without_opening_it_and_a_write_is_
     after = {(s["realm"], s["scope_key"]): s for s in panel(client, "overview", {}).result["scopes"]}
     before = {(s["realm"], s["scope_key"]): s for s in first["scopes"]}
     assert after[("r03", LEAD)]["active"] == before[("r03", LEAD)]["active"] + 1
+
+
+def test_the_pipeline_across_quiet_realms_opens_none_and_a_new_proposal_is_counted_and_listed(
+    client, many_realms, opened, agent_memory_dir, signed_in
+):
+    signed_in(ROOT)
+    time.sleep(SETTLED_NS / 1e9 + 0.1)  # quiet: the files' signatures are trusted from here
+    assert client.get("/console/memory/pipeline/").status_code == 200
+    next_request(opened)
+    assert client.get("/console/memory/pipeline/").status_code == 200
+    assert opened == []  # every realm's counts, proposals, verdicts and titles kept, and merged
+    before = panel(client, "proposals", {}).result["proposals"]
+    with StoreWriter.open("r05", root=agent_memory_dir, clock=ManualClock(T0 + 10_000_000)) as writer:
+        proposal = writer.propose(identity_scope("r05", LEAD), new_record(kind="fact", title="Side door", body="x"),
+                                  author=agent(LEAD))
+    after = panel(client, "proposals", {}).result["proposals"]
+    assert [row["proposal_id"] for row in after] == [row["proposal_id"] for row in before] + [proposal]
+    page = client.get("/console/memory/pipeline/").content.decode()
+    assert "Side door" in page and proposal in page
 
 
 def test_a_first_fill_of_many_realms_sorts_the_order_indexes_once_after_the_copies(client, many_realms, monkeypatch):
