@@ -204,6 +204,9 @@ CALLS = (
     Call("Dreams page", "page", "/console/memory/dreams/", {}),
     Call("Pipeline page", "page", "/console/memory/pipeline/", {}),
     Call("Quarantine page", "page", "/console/memory/quarantine/", {}),
+    # The one realm's story is one realm's: its queue holds a few rows where 500 realms' hold 1,500;
+    # asked for as many rows as it holds, both pages show the same number.
+    Call("Quarantine page, 3 rows", "page", "/console/memory/quarantine/", {"limit": 3}),
     Call("Knowledge page", "page", "/console/memory/knowledge/", {}),
     Call("Records page, search", "page", "/console/memory/records/", {"q": SEARCH_WORD}),
 )

@@ -18,10 +18,10 @@ from memory_panel.models import Injection
 from memory_panel.selectors.holdings import ScopeHoldings, realm_holdings
 from memory_panel.selectors.injections import InjectionRow
 from memory_panel.selectors.recall import ASSEMBLY_MAX_BYTES, BODY_MAX_BYTES, render_injection_block
-from memory_panel.store.realm_memo import realm_memo
+from memory_panel.store.realm_memo import realm_memo, realms_memo
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import MemoryRecord
-from memory_panel.store.rows import named_rows, realm_read, realm_rows
+from memory_panel.store.rows import merged_realm_rows, named_rows, realm_read
 from memory_panel.wording import count_words
 from memory_panel.visibility import (
     sees_quarantined,
@@ -83,7 +83,11 @@ class KnowledgeLens:
 def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, mob: str | None) -> KnowledgeLens:
     """The lens for ``identity`` (else ``mob``; neither: the first identity the caller may read)."""
     # The realms read from here on are the ones whose holdings could be read (docs/realm-failures.md §1).
-    held, realms = realm_rows(realm, lambda name: list(realm_holdings(name, with_quarantined=sees_quarantined(access))))
+    with_quarantined = sees_quarantined(access)
+    held, realms = merged_realm_rows(
+        realm, ("holdings", with_quarantined), partial(realm_holdings, with_quarantined=with_quarantined)
+    )
+    held = held or []
     scopes = [s for s in held if scope_visible(access, s.scope_kind, s.scope_key)]
     identities = sorted({s.scope_key for s in scopes if s.scope_kind == "identity"})
     mobs = sorted({s.scope_key for s in scopes if s.scope_kind == "mob"})
@@ -129,12 +133,7 @@ def _history(
 ) -> tuple[list[HistoryRow], int, dict[tuple[str, str], MemoryRecord]]:
     """The identity's newest injections, DUP when the next-older row repeats the record; how many
     were hidden; and the records they name (read once, for the gauges too)."""
-    rows: list[InjectionRow] = []
-    for name in realms:
-        with realm_read(name, alone=alone):
-            rows += realm_memo(name, ("injections", identity), partial(_newest_injections, name, identity))
-    rows.sort(key=lambda row: row.at_ms, reverse=True)
-    rows = rows[:HISTORY_LIMIT]
+    rows = realms_memo(realms, ("injections", identity), partial(_newest_across, realms, identity, alone=alone))
     records = _records(rows)
     history: list[HistoryRow] = []
     hidden = 0
@@ -148,6 +147,18 @@ def _history(
         dup = older is not None and older.record_id == row.record_id
         history.append(HistoryRow(row, record.title if record is not None else None, dup))
     return history, hidden, records
+
+
+def _newest_across(realms: list[str], identity: str, *, alone: bool) -> tuple[list[InjectionRow], bool]:
+    """The identity's newest injections over ``realms``; kept unless a realm could not be read."""
+    rows: list[InjectionRow] = []
+    read = 0
+    for name in realms:
+        with realm_read(name, alone=alone):
+            rows += realm_memo(name, ("injections", identity), partial(_newest_injections, name, identity))
+            read += 1
+    rows.sort(key=lambda row: row.at_ms, reverse=True)
+    return rows[:HISTORY_LIMIT], read == len(realms)
 
 
 def _newest_injections(name: str, identity: str) -> list[InjectionRow]:

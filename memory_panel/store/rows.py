@@ -99,11 +99,11 @@ def merged_realm_rows(
     question: Hashable,
     read: Callable[[str], list[T] | None],
     *,
-    order: Callable[[T], object],
+    order: Callable[[T], object] | None = None,
     reverse: bool = False,
 ) -> tuple[list[T] | None, list[str]]:
-    """Every realm's ``read(name)`` in one list sorted by ``order``, kept while no realm's file moves
-    (``realms_memo``), and the realms it covers.
+    """Every realm's ``read(name)`` in one list (sorted by ``order``, else realm by realm), kept
+    while no realm's file moves (``realms_memo``), and the realms it covers.
 
     ``read`` must not depend on the caller (the selector filters the merged list afterwards) and
     answers None for a realm with too many rows to keep; then so does this, and the selector reads
@@ -115,7 +115,9 @@ def merged_realm_rows(
         parts, realms = realm_rows(realm, lambda name: [read(name)], names=names)
         if any(part is None for part in parts):
             return (None, realms), False
-        rows = sorted((row for part in parts for row in part), key=order, reverse=reverse)
+        rows = [row for part in parts for row in part]
+        if order is not None:
+            rows.sort(key=order, reverse=reverse)
         # A realm that could not be read is tried again by the next request, so this is not kept.
         return (rows, realms), len(realms) == len(names)
 
