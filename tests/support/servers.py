@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
@@ -193,13 +193,14 @@ def _socket_inodes_by_remote_port(local_port: int) -> dict[int, str]:
     return found
 
 
-def start_serve(env: dict[str, str], workers: int) -> Serve:
-    """``bin/serve`` with ``workers`` on a free port, ready to answer when this returns."""
+def start_serve(env: dict[str, str], workers: int, wrapper: Sequence[str] = ()) -> Serve:
+    """``bin/serve`` with ``workers`` on a free port, ready to answer when this returns; ``wrapper``
+    is a command that runs it (its last argument), such as one that changes its mounts first."""
     port = free_port()
     log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"serve-{port}.log"
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
+            [*wrapper, str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
             env={**env, "PORT": str(port), "WORKERS": str(workers)},
         )
     server = Serve(port, process, log)
