@@ -43,6 +43,31 @@ def test_a_worker_count_that_is_not_a_positive_number_is_refused(workers: str):
     assert f"WORKERS must be a whole number of 1 or more, not '{workers}'" in result.stderr
 
 
+def test_a_first_deployment_serves_one_worker_says_how_to_scale_and_makes_the_first_admin_once(tmp_path: Path):
+    state = tmp_path / "state"
+    (state / "agent-memory").mkdir(parents=True)
+    admin = {"DJANGO_SUPERUSER_USERNAME": "admin", "DJANGO_SUPERUSER_EMAIL": "admin@example.test"}
+    server = start_serve(deployment_env(state, **admin, DJANGO_SUPERUSER_PASSWORD="first-admin-pw"), workers=None)
+    try:
+        printed = server.log.read_text()
+        assert "(1 worker(s), uvicorn)" in printed and server.worker_pids() == {server.process.pid}
+        assert "One worker, since REDIS_URL is not set" in printed and "set REDIS_URL" in printed
+        assert "Created the superuser 'admin'." in printed
+        assert session_cookie(server.port, "admin", "first-admin-pw")
+    finally:
+        stop_serve(server)
+
+    # Started again with another password: the admin exists and keeps the first one.
+    server = start_serve(deployment_env(state, **admin, DJANGO_SUPERUSER_PASSWORD="second-admin-pw"), workers=None)
+    try:
+        assert "The user 'admin' exists already: left as it is, password unchanged." in server.log.read_text()
+        assert session_cookie(server.port, "admin", "first-admin-pw")
+    finally:
+        stop_serve(server)
+    for log in state.glob("serve-*.log"):
+        assert "admin-pw" not in log.read_text(), log
+
+
 async def _owner(server, client_port: int) -> int | None:
     """The worker holding a just-opened socket; /proc may list it a moment after the handshake."""
     for _ in range(50):
