@@ -111,7 +111,7 @@ def realms_check() -> str:
         raise NotReady(f"{root} is not a directory (MOBKIT_PERSISTENT_STATE, MOBKIT_AGENT_MEMORY_ROOT)")
     with os.scandir(root) as entries:
         next(entries, None)
-    return f"{root} readable"
+    return "ok"
 
 
 def replicas_check() -> str:
