@@ -48,6 +48,8 @@ HEALTHY_RUN_S = 60.0
 FOLLOWING = "entering follow mode"
 RESTORING_DIR = ".restoring"
 OUTPUT_LINES_KEPT = 20
+# Litestream ends at once on SIGTERM; one that has not after this long is killed.
+STOP_S = 3.0
 
 
 def litestream_binary() -> Path:
@@ -206,13 +208,22 @@ class Follower:
         logger.warning("follower of %s %s; restoring afresh in %.0f s", self.realm, self.last_error, backoff)
 
     def stop(self) -> None:
+        self.stop_begin()
+        self.stop_end(time.monotonic() + STOP_S)
+
+    def stop_begin(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+
+    def stop_end(self, deadline: float) -> None:
+        """Wait for the follower asked to stop until ``deadline`` (monotonic), then kill it."""
+        if self.process is None:
+            return
+        try:
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
     def status(self, source_newest: int | None, source_listed_at_ms: int | None) -> dict:
         running = self.process is not None and self.process.poll() is None
@@ -292,8 +303,13 @@ class Supervisor:
                 self.step()
                 stop.wait(step_s)
         finally:
+            # All asked at once and waited for together: the command stops within STOP_S however
+            # many realms it follows (docs/serving.md §7).
             for follower in self.followers.values():
-                follower.stop()
+                follower.stop_begin()
+            deadline = time.monotonic() + STOP_S
+            for follower in self.followers.values():
+                follower.stop_end(deadline)
 
 
 def followers_status(copies_root: Path) -> dict | None:

@@ -8,7 +8,9 @@ Three handlers behind one routing table (docs/serving.md §2):
 - the long-lived responses (the record exports, ``audit.ndjson`` and the SSE event stream) go to
   Django's ASGI handler: each gets a thread of its own (never one the pages need), and a client
   that goes away cancels its stream;
-- event ingest and the WebSockets are Channels consumers.
+- event ingest and the WebSockets are Channels consumers;
+- the probes ``/healthz`` and ``/readyz`` (mobkit_console/probes.py) are answered before Django,
+  whatever the request's Host header, with no session, cookie, audit entry or log line.
 
 ``application`` also starts the process's embedded realm follower on its first request
 (mobkit_console/timeline/follower.py). ``console_application`` is the same routing without it, for
@@ -29,6 +31,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from mobkit_console import probes  # noqa: E402
 from mobkit_console.accounts.channels import TokenAuthMiddleware  # noqa: E402
 from mobkit_console.serving import with_content_length  # noqa: E402
 from mobkit_console.timeline.follower import FollowRealmsMiddleware  # noqa: E402
@@ -40,6 +43,8 @@ pages_app = with_content_length(WSGIMiddleware(get_wsgi_application(), workers=s
 console_application = ProtocolTypeRouter(
     {
         "http": URLRouter([
+            re_path(r"^healthz$", probes.healthz),
+            re_path(r"^readyz$", probes.readyz),
             *timeline_http,
             re_path(r"^console/events/stream$", django_asgi_app),
             re_path(r"^console/memory/records\.(?:csv|ndjson)$", django_asgi_app),

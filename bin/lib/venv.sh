@@ -7,17 +7,13 @@ if [ ! -x "$py" ]; then
     echo "Creating a Python virtual environment in .venv ..."
     python3 -m venv .venv
 fi
+# shellcheck source=bin/lib/pip.sh
+. bin/lib/pip.sh
 stamp=.venv/.mobkit-console-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    install_log=.venv/install.log
-    echo "Installing the console and its dependencies into .venv (the first time takes a minute or two; pip's log: $install_log) ..."
-    if ! "$py" -m pip install --disable-pip-version-check --progress-bar off -e . 2>&1 | tee "$install_log" |
-        sed -un -e 's/^Collecting \([A-Za-z0-9._-]*\).*/  fetching \1/p' \
-                -e 's/^Installing collected packages.*/  installing the fetched packages .../p'; then
-        echo "The install failed; the end of $install_log:" >&2
-        tail -n 20 "$install_log" >&2
-        exit 1
-    fi
+    echo "Installing the console and its dependencies into .venv (the first time takes a minute or two; pip's log: $pip_log) ..."
+    pip_install . -e 's/^Collecting \([A-Za-z0-9._-]*\).*/  fetching \1/p' \
+                  -e 's/^Installing collected packages.*/  installing the fetched packages .../p' || exit 1
     touch "$stamp"
     echo "Installed."
 fi

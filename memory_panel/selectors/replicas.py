@@ -97,6 +97,33 @@ def _silence(status: dict | None, now_ms: int) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ReplicaHealth:
+    """Every replica realm's lag and every source's problem: what ``GET /console/replicas/health``
+    answers and the readiness probe's ``replicas`` check reads (docs/serving.md §6)."""
+
+    lags: list[ReplicaLag]
+    sources: list[SourceProblem]
+
+    @property
+    def stale(self) -> list[str]:
+        return [lag.realm for lag in self.lags if lag.stale]
+
+    @property
+    def ok(self) -> bool:
+        return not self.stale and not self.sources
+
+    @property
+    def problems(self) -> list[str]:
+        """One sentence per flagged copy and per source in trouble."""
+        return ([f"{lag.realm}: {lag.problem}" for lag in self.lags if lag.stale]
+                + [f"source {source.label}: {source.problem}" for source in self.sources])
+
+
+def replica_health() -> ReplicaHealth:
+    return ReplicaHealth(replica_lag(), source_problems())
+
+
 def replica_lag(*, realms: list[str] | None = None) -> list[ReplicaLag]:
     """One entry per replica realm among ``realms``, in name order. By default every replica realm
     served and every realm ``follow_replicas`` follows that has no copy yet (``uncopied_replicas``)."""

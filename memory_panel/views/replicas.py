@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from access.caller import Access
-from memory_panel.selectors.replicas import replica_lag, source_problems
+from memory_panel.selectors.replicas import replica_health
 from memory_panel.views.render import panel_view
 
 
@@ -13,11 +13,9 @@ from memory_panel.views.render import panel_view
 def replicas_health(request: HttpRequest, access: Access) -> JsonResponse:
     """200 when every copy is following and every source listed, 503 when one is flagged, so a
     plain HTTP check alerts."""
-    lags = replica_lag()
-    stale = [lag.realm for lag in lags if lag.stale]
-    sources = [{"label": source.label, "problem": source.problem} for source in source_problems()]
-    ok = not stale and not sources
+    health = replica_health()
     return JsonResponse(
-        {"ok": ok, "stale": stale, "replicas": [lag.as_json() for lag in lags], "source_problems": sources},
-        status=200 if ok else 503,
+        {"ok": health.ok, "stale": health.stale, "replicas": [lag.as_json() for lag in health.lags],
+         "source_problems": [{"label": source.label, "problem": source.problem} for source in health.sources]},
+        status=200 if health.ok else 503,
     )

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.litestream import wait_for
-from tests.support.servers import REPO, end_process, free_port, session_cookie, wait_http_ready
+from tests.support.servers import end_process, session_cookie, start_demo
 
 
 def _get(port: int, path: str, cookie: str) -> tuple[int, str]:
@@ -56,24 +55,16 @@ def _east_event_times(state: Path, *, since_ms: int) -> list[int]:
 def _bin_demo(tmp_path: Path, **settings: str) -> Iterator[tuple[int, Path, str]]:
     """bin/demo on a state of its own and a free port: (port, state, what it printed once serving).
     On leaving, SIGTERM, then every process it started must be gone."""
-    state = tmp_path / "state"
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MOBKIT_", "DATABASE_URL", "REDIS_URL"))}
-    env.update({"MOBKIT_PERSISTENT_STATE": str(state), "PORT": str(port), **settings})
-    log = tmp_path / "demo.log"
-    with log.open("wb") as out:
-        demo = subprocess.Popen(["bin/demo"], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    demo = start_demo(tmp_path, **settings)
     try:
-        wait_http_ready(port, demo, log, timeout_s=180)
-        assert _processes_of(state), "the demo's processes were not found by their state directory"
-        yield port, state, log.read_text()
+        assert _processes_of(demo.state), "the demo's processes were not found by their state directory"
+        yield demo.port, demo.state, demo.log.read_text()
     finally:
-        end_process(demo, timeout=30, sig=signal.SIGTERM)
+        end_process(demo.process, timeout=30, sig=signal.SIGTERM)
     try:
-        wait_for(lambda: not _processes_of(state), timeout_s=15, what="every process bin/demo started to stop")
+        wait_for(lambda: not _processes_of(demo.state), timeout_s=15, what="every process bin/demo started to stop")
     except AssertionError:
-        raise AssertionError(f"left running after SIGTERM: {_processes_of(state)}") from None
+        raise AssertionError(f"left running after SIGTERM: {_processes_of(demo.state)}") from None
 
 
 def test_bin_demo_follows_the_east_host_live_and_leaves_nothing_running(tmp_path):

@@ -12,23 +12,16 @@ import http.client
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import psycopg
 import pytest
-import redis
 
+from tests.support.postgres import fresh_postgres_database, postgres_missing
+from tests.support.redis_server import SHARED_REDIS_URL, shared_redis_missing
 from tests.support.servers import (
     REPO, Serve, WsClient, deployment_env, manage, post_events, session_cookie, start_serve, stop_serve,
 )
 from tests.support.worlds import write_spread
-
-REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-POSTGRES_URL = os.environ.get("DATABASE_URL", "")
-
 
 def _run_serve(**env: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "WORKERS")}
@@ -48,6 +41,31 @@ def test_a_worker_count_that_is_not_a_positive_number_is_refused(workers: str):
     result = _run_serve(WORKERS=workers, PORT="1")
     assert result.returncode == 2
     assert f"WORKERS must be a whole number of 1 or more, not '{workers}'" in result.stderr
+
+
+def test_a_first_deployment_serves_one_worker_says_how_to_scale_and_makes_the_first_admin_once(tmp_path: Path):
+    state = tmp_path / "state"
+    (state / "agent-memory").mkdir(parents=True)
+    admin = {"DJANGO_SUPERUSER_USERNAME": "admin", "DJANGO_SUPERUSER_EMAIL": "admin@example.test"}
+    server = start_serve(deployment_env(state, **admin, DJANGO_SUPERUSER_PASSWORD="first-admin-pw"), workers=None)
+    try:
+        printed = server.log.read_text()
+        assert "(1 worker(s), uvicorn)" in printed and server.worker_pids() == {server.process.pid}
+        assert "One worker, since REDIS_URL is not set" in printed and "set REDIS_URL" in printed
+        assert "Created the superuser 'admin'." in printed
+        assert session_cookie(server.port, "admin", "first-admin-pw")
+    finally:
+        stop_serve(server)
+
+    # Started again with another password: the admin exists and keeps the first one.
+    server = start_serve(deployment_env(state, **admin, DJANGO_SUPERUSER_PASSWORD="second-admin-pw"), workers=None)
+    try:
+        assert "The user 'admin' exists already: left as it is, password unchanged." in server.log.read_text()
+        assert session_cookie(server.port, "admin", "first-admin-pw")
+    finally:
+        stop_serve(server)
+    for log in state.glob("serve-*.log"):
+        assert "admin-pw" not in log.read_text(), log
 
 
 async def _owner(server, client_port: int) -> int | None:
@@ -102,42 +120,15 @@ def test_a_paused_export_does_not_hold_a_page_thread(tmp_path: Path):
         stop_serve(server)
 
 
-def _postgres_reason() -> str | None:
-    if not POSTGRES_URL.startswith(("postgres://", "postgresql://")):
-        return "DATABASE_URL names no PostgreSQL server (.ci/run sets it to the machine's)"
-    try:
-        psycopg.connect(POSTGRES_URL, connect_timeout=2).close()
-    except psycopg.Error as error:
-        return f"PostgreSQL at DATABASE_URL is unreachable ({error})"
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as error:
-        return f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})"
-    return None
-
-
-@contextmanager
-def _fresh_postgres_database() -> Iterator[str]:
-    """A database of this test's own on the DATABASE_URL server, dropped afterwards."""
-    name = f"mobkit_serve_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlsplit(POSTGRES_URL)._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 async def test_two_workers_share_sessions_tokens_and_the_timeline_on_postgres_and_redis(tmp_path: Path):
-    reason = _postgres_reason()
+    reason = postgres_missing() or shared_redis_missing()
     if reason:
         pytest.skip(reason)
     state = tmp_path / "state"
     (state / "console").mkdir(parents=True)
     write_spread(state / "agent-memory", "default", records=50, identities=5)
-    with _fresh_postgres_database() as database_url:
-        env = deployment_env(state, REDIS_URL=REDIS_URL, DATABASE_URL=database_url)
+    with fresh_postgres_database() as database_url:
+        env = deployment_env(state, REDIS_URL=SHARED_REDIS_URL, DATABASE_URL=database_url)
         manage(env, "migrate", "--noinput")
         token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
         manage(env, "shell", "-c", "from django.contrib.auth.models import User; "

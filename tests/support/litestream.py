@@ -161,6 +161,7 @@ class ConsoleHost:
     state: Path
     store: ReplicaStore
     interval_ms: int = 200
+    own_group: bool = False  # in a process group of its own, so a test can signal the whole group
     process: subprocess.Popen | None = None
     log: Path = field(init=False)
 
@@ -180,6 +181,7 @@ class ConsoleHost:
                 [PYTHON, "manage.py", "follow_replicas", "--follow-interval-ms", str(self.interval_ms),
                  "--list-interval-s", "1"],
                 cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=self.own_group,
             )
         return self
 

@@ -1,11 +1,13 @@
-"""A Redis server of the test's own, on a free loopback port, that the test may stop and start again.
+"""A Redis server of the test's own, on a free loopback port, that the test may stop and start again;
+and the Redis other runs share (MOBKIT_TEST_REDIS_URL), for tests that only use it.
 
-Tests that take Redis away (an outage) must never stop the Redis other runs share
-(MOBKIT_TEST_REDIS_URL): this one is ``redis-server`` on a port of its own, keeping nothing on disk.
+Tests that take Redis away (an outage) must never stop the shared one: theirs is ``redis-server`` on
+a port of its own, keeping nothing on disk.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -16,6 +18,17 @@ from pathlib import Path
 import redis
 
 from tests.support.servers import end_process, free_port
+
+SHARED_REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def shared_redis_missing() -> str | None:
+    """Why the shared Redis cannot be reached, or None when it answers."""
+    try:
+        redis.Redis.from_url(SHARED_REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as error:
+        return f"Redis at MOBKIT_TEST_REDIS_URL={SHARED_REDIS_URL} is unreachable ({error})"
+    return None
 
 
 def redis_server_missing() -> str | None:

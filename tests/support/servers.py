@@ -108,8 +108,8 @@ class Daphne(Server):
     """``daphne mobkit_console.asgi:application``: one process."""
 
 
-def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
-    """One daphne on ``port`` (a free one by default), ready to answer when this returns."""
+def start_daphne(env: dict[str, str], port: int | None = None, *, ready_path: str = "/console/login/") -> Daphne:
+    """One daphne on ``port`` (a free one by default), answering ``ready_path`` when this returns."""
     port = port or free_port()
     # A file, not a pipe: a long run's log must never fill a pipe and stall the server.
     log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"daphne-{port}.log"
@@ -120,7 +120,7 @@ def start_daphne(env: dict[str, str], port: int | None = None) -> Daphne:
         )
     server = Daphne(port, process, log)
     try:
-        wait_http_ready(port, process, log)
+        wait_http_ready(port, process, log, path=ready_path)
     except BaseException:
         stop_daphne(server)
         raise
@@ -193,15 +193,19 @@ def _socket_inodes_by_remote_port(local_port: int) -> dict[int, str]:
     return found
 
 
-def start_serve(env: dict[str, str], workers: int, wrapper: Sequence[str] = ()) -> Serve:
-    """``bin/serve`` with ``workers`` on a free port, ready to answer when this returns; ``wrapper``
-    is a command that runs it (its last argument), such as one that changes its mounts first."""
-    port = free_port()
+def start_serve(
+    env: dict[str, str], workers: int | None, port: int | None = None, wrapper: Sequence[str] = ()
+) -> Serve:
+    """``bin/serve`` with ``workers`` (None: as many as it chooses) on ``port`` (a free one by
+    default), ready to answer when this returns; ``wrapper`` is a command that runs it (its last
+    argument), such as one that changes its mounts first."""
+    port = port or free_port()
     log = Path(env["MOBKIT_PERSISTENT_STATE"]) / f"serve-{port}.log"
+    chosen = {} if workers is None else {"WORKERS": str(workers)}
     with log.open("ab") as sink:
         process = subprocess.Popen(
             [*wrapper, str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
-            env={**env, "PORT": str(port), "WORKERS": str(workers)},
+            env={**{k: v for k, v in env.items() if k != "WORKERS"}, "PORT": str(port), **chosen},
         )
     server = Serve(port, process, log)
     try:
@@ -223,14 +227,43 @@ def stop_serve(server: Serve) -> None:
         server.process.wait()
 
 
-def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: float = 30) -> None:
-    """Block until the server on ``port`` answers its sign-in page; its log in the error otherwise."""
+@dataclass
+class Demo:
+    """``bin/demo`` in a process group of its own, serving on 127.0.0.1:``port`` from ``state``."""
+
+    process: subprocess.Popen
+    port: int
+    state: Path
+    log: Path  # what it printed
+
+
+def start_demo(base: Path, **settings: str) -> Demo:
+    """``bin/demo`` on a state under ``base`` and a free port, answering when this returns."""
+    state = base / "state"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MOBKIT_", "DATABASE_URL", "REDIS_URL"))}
+    env.update({"MOBKIT_PERSISTENT_STATE": str(state), "PORT": str(port), **settings})
+    log = base / "demo.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(REPO / "bin" / "demo")], cwd=REPO, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_http_ready(port, process, log, timeout_s=180)
+    except BaseException:
+        end_process(process, timeout=30)
+        raise
+    return Demo(process, port, state, log)
+
+
+def wait_http_ready(port: int, process: subprocess.Popen, log: Path, timeout_s: float = 30,
+                    path: str = "/console/login/") -> None:
+    """Block until the server on ``port`` answers ``path`` (its sign-in page); its log in the error otherwise."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited: {log.read_text(errors='replace')}")
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/console/login/", timeout=1).close()
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=1).close()
             return
         except OSError:
             time.sleep(0.1)

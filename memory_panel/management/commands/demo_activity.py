@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_panel import conf
+from memory_panel.management.stopping import stop_on_signals
 from memory_panel.simulator.demo.activity import NotADemoRealm, demo_realms, run_activity
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGINT and SIGTERM ask the run to stop after the beat in progress (never mid-transaction)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be installed from the main thread
-        return
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class Command(BaseCommand):
@@ -55,7 +39,8 @@ class Command(BaseCommand):
             raise CommandError(f"no demo realms under {root}: run 'manage.py seed_demo' first")
         self.stdout.write(f"demo activity in {', '.join(realms)} every {interval:g}s (Ctrl-C stops)")
         stop = threading.Event()
-        with _stop_on_signals(stop):
+        # SIGINT and SIGTERM stop the run after the beat in progress, never mid-transaction.
+        with stop_on_signals(stop):
             try:
                 done = run_activity(root=root, realms=realms, interval=interval, rounds=1 if once else None,
                                     stop=stop, report=self._report, seed=seed)

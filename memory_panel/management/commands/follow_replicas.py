@@ -3,12 +3,12 @@ current with Litestream's follow mode (docs/replicas.md §3)."""
 
 from __future__ import annotations
 
-import signal
 import threading
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_panel import conf
+from memory_panel.management.stopping import stop_on_signals
 from memory_panel.replicas import ReplicaSourceError, Supervisor, litestream_binary
 from memory_panel.replica_sources import redacted
 
@@ -38,12 +38,11 @@ class Command(BaseCommand):
             binary = litestream_binary()
         except ReplicaSourceError as error:
             raise CommandError(str(error)) from None
-        stop = threading.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
         root = conf.replica_copies_root()
         self.stdout.write(f"following {', '.join(f'{label}={redacted(url)}' for label, url in sources.items())} "
                           f"into {root} with {binary}", ending="\n")
         self.stdout.flush()
-        Supervisor(sources=sources, copies_root=root, binary=binary, interval_ms=follow_interval_ms,
-                   remote_list_s=list_interval_s).run(stop)
+        stop = threading.Event()
+        with stop_on_signals(stop):
+            Supervisor(sources=sources, copies_root=root, binary=binary, interval_ms=follow_interval_ms,
+                       remote_list_s=list_interval_s).run(stop)

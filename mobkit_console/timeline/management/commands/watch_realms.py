@@ -8,12 +8,12 @@ each server's fan-out finds them in the log (docs/timeline-live.md §4).
 
 from __future__ import annotations
 
-import signal
 import threading
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from memory_panel.management.stopping import stop_on_signals
 from mobkit_console.timeline.follower import RealmFollower, follower_holder
 
 
@@ -32,16 +32,15 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="poll once (if the lease is free) and exit")
 
     def handle(self, *args, **options) -> None:
-        stop = threading.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
         if settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer"):
             self.stderr.write("REDIS_URL is not set: events are stored, but open pages get them from the log up "
                               "to about 2 s late (a separate process reaches the server's sockets at once only "
                               "through Redis)")
         follower = RealmFollower(holder=follower_holder(), interval_s=options["interval"],
                                  lease_s=options["lease_seconds"], report=self._report)
-        follower.run(stop, once=options["once"], verbose=options["verbosity"] > 1)
+        stop = threading.Event()
+        with stop_on_signals(stop):
+            follower.run(stop, once=options["once"], verbose=options["verbosity"] > 1)
 
     def _report(self, state: str, message: str) -> None:
         (self.stdout if state in ("leading", "stored") else self.stderr).write(message)
