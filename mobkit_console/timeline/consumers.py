@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from access.caller import ANONYMOUS
+from mobkit_console.observability import tracing
 
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
@@ -137,6 +138,7 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = NO_CHANNEL_LAYER
     keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
     batching = False
+    stream_kind = "websocket"
 
     async def connect(self) -> None:
         caller = self.scope.get("caller", ANONYMOUS)
@@ -150,13 +152,16 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         self.batching = self.batching or (query.get("batch") or [""])[0] == "1"
         self.frame_kind = (type(self).__name__, self.batching)
         self.fanout = process_fanout()
-        # Join before the replay reads the log: an event stored meanwhile is held, not lost.
-        await self.fanout.join(self)
-        await self.accept()
-        after = (query.get("after") or [""])[0]
-        if after:
-            await self._replay(after)
-        await self.fanout.go_live(self)
+        # A span for subscribing (and one for the replay within), never one for the socket's life.
+        with tracing.span("timeline subscribe", {"mobkit.stream": type(self).__name__}):
+            # Join before the replay reads the log: an event stored meanwhile is held, not lost.
+            await self.fanout.join(self)
+            await self.accept()
+            after = (query.get("after") or [""])[0]
+            if after:
+                with tracing.span("timeline replay"):
+                    await self._replay(after)
+            await self.fanout.go_live(self)
         self._keep_alive = asyncio.create_task(self._keep_alive_loop())
 
     async def disconnect(self, code: int) -> None:
