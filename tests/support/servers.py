@@ -200,7 +200,8 @@ def start_serve(env: dict[str, str], workers: int) -> Serve:
     with log.open("ab") as sink:
         process = subprocess.Popen(
             [str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
-            env={**env, "PORT": str(port), "WORKERS": str(workers)},
+            # No metrics process unless the test asks for one (METRICS_PORT): tests run side by side.
+            env={"METRICS_PORT": "0", **env, "PORT": str(port), "WORKERS": str(workers)},
         )
     server = Serve(port, process, log)
     try:
