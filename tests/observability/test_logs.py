@@ -12,7 +12,7 @@ import pytest
 
 from mobkit_console.observability.logs import log_format
 from mobkit_console.observability.middleware import request_id_for
-from tests.support.servers import Serve, deployment_env, free_port, manage, start_serve, stop_serve
+from tests.support.servers import Serve, console_with_token, free_port, start_serve, stop_serve
 from tests.support.worlds import write_spread
 
 
@@ -27,11 +27,8 @@ def _get(server: Serve, path: str, headers: dict[str, str]) -> http.client.HTTPR
 
 def test_json_logs_are_one_object_a_line_and_carry_the_request_id_subject_and_realm(tmp_path: Path):
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
     write_spread(state / "agent-memory", "default", records=20, identities=2)
-    env = deployment_env(state, LOG_FORMAT="json", METRICS_PORT=str(free_port()))
-    manage(env, "migrate", "--noinput")
-    token = manage(env, "mobkit_token", "logger@example.test").strip().splitlines()[-1]
+    env, token = console_with_token(state, "logger@example.test", LOG_FORMAT="json", METRICS_PORT=str(free_port()))
     server = start_serve(env, 1)
     try:
         signed_in = {"Authorization": f"Bearer {token}"}

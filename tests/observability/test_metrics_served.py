@@ -13,25 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 
 from memory_panel.simulator.store_writer import agent, identity_scope
 from tests.support.metrics import sample_sum, scrape, scrape_text, wait_metrics
-from tests.support.servers import (
-    REPO, Serve, WsClient, deployment_env, free_port, manage, start_serve, stop_serve,
-)
+from tests.support.redis_server import SHARED_REDIS_URL, shared_redis_unreachable
+from tests.support.servers import REPO, Serve, WsClient, console_with_token, free_port, start_serve, stop_serve
 from tests.support.worlds import write_spread
 from tests.support.written import TAINT, new_scribe
-
-REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def _redis_reason() -> str | None:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as error:
-        return f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})"
-    return None
 
 
 def _get(server: Serve, path: str, token: str) -> tuple[int, int | None]:
@@ -70,17 +58,16 @@ def _streams(samples) -> float:
     return sample_sum(samples, "mobkit_timeline_open_streams", kind="websocket")
 
 
+@pytest.mark.redis
 async def test_a_scrape_sums_both_workers_and_drops_a_killed_workers_open_streams(tmp_path: Path):
-    reason = _redis_reason()
+    reason = shared_redis_unreachable()
     if reason:
         pytest.skip(reason)
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
     write_spread(state / "agent-memory", "default", records=50, identities=5)
     metrics_port = free_port()
-    env = deployment_env(state, REDIS_URL=REDIS_URL, METRICS_PORT=str(metrics_port))
-    manage(env, "migrate", "--noinput")
-    token = manage(env, "mobkit_token", "operator@example.test").strip().splitlines()[-1]
+    env, token = console_with_token(state, "operator@example.test", REDIS_URL=SHARED_REDIS_URL,
+                                    METRICS_PORT=str(metrics_port))
     server = await asyncio.to_thread(start_serve, env, 2)
     sockets: list[WsClient] = []
     try:
@@ -128,7 +115,6 @@ async def test_a_scrape_sums_both_workers_and_drops_a_killed_workers_open_stream
 
 def test_no_metric_names_record_text_a_record_id_or_a_subject(tmp_path: Path):
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
     scribe = new_scribe(state / "agent-memory", "default")
     heron = identity_scope("default", "identity:heron-wq71")
     shown = scribe.remember(heron, "Larkspur ledger zq81", "Obsidian lantern body xv42", tags=["umber-tag-k9"])
@@ -136,9 +122,7 @@ def test_no_metric_names_record_text_a_record_id_or_a_subject(tmp_path: Path):
                            gate_reason=TAINT)
     subject = "kestrel-subject-4471@example.test"
     metrics_port = free_port()
-    env = deployment_env(state, METRICS_PORT=str(metrics_port))
-    manage(env, "migrate", "--noinput")
-    token = manage(env, "mobkit_token", subject).strip().splitlines()[-1]
+    env, token = console_with_token(state, subject, METRICS_PORT=str(metrics_port))
     server = start_serve(env, 1)
     try:
         for path in ("/console/memory/?realm=default", "/console/memory/records/?realm=default",

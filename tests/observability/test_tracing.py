@@ -6,36 +6,19 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-import redis
-
 from tests.support.otlp import otlp_receiver
-from tests.support.servers import (
-    PYTHON, REPO, Serve, WsClient, deployment_env, manage, post_events, start_serve, stop_serve,
-)
+from tests.support.redis_server import SHARED_REDIS_URL, shared_redis_unreachable
+from tests.support.servers import PYTHON, REPO, Serve, WsClient, console_with_token, post_events, start_serve, stop_serve
 from tests.support.worlds import write_spread
-
-REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def _redis_up() -> bool:
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
-    except redis.RedisError:
-        return False
 
 
 def _console(tmp_path: Path, **extra: str) -> tuple[dict[str, str], str]:
     state = tmp_path / "state"
-    (state / "console").mkdir(parents=True)
     write_spread(state / "agent-memory", "default", records=30, identities=3)
-    env = deployment_env(state, **extra)
-    manage(env, "migrate", "--noinput")
-    return env, manage(env, "mobkit_token", "tracer@example.test").strip().splitlines()[-1]
+    return console_with_token(state, "tracer@example.test", **extra)
 
 
 def _request(server: Serve, method: str, path: str, token: str, body: dict | None = None) -> int:
@@ -51,11 +34,11 @@ def _request(server: Serve, method: str, path: str, token: str, body: dict | Non
 
 
 async def test_with_an_endpoint_each_worker_exports_request_rpc_realm_query_and_socket_spans(tmp_path: Path):
-    redis_up = _redis_up()
+    redis_up = shared_redis_unreachable() is None
     with otlp_receiver() as collector:
         extra = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
         if redis_up:
-            extra["REDIS_URL"] = REDIS_URL
+            extra["REDIS_URL"] = SHARED_REDIS_URL
         env, token = _console(tmp_path, **extra)
         server = await asyncio.to_thread(start_serve, env, 2 if redis_up else 1)
         try:

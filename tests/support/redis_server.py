@@ -6,6 +6,7 @@ Tests that take Redis away (an outage) must never stop the Redis other runs shar
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -16,6 +17,18 @@ from pathlib import Path
 import redis
 
 from tests.support.servers import end_process, free_port
+
+
+SHARED_REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def shared_redis_unreachable() -> str | None:
+    """Why the Redis the test runs share (MOBKIT_TEST_REDIS_URL) cannot be used, or None."""
+    try:
+        redis.Redis.from_url(SHARED_REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as error:
+        return f"Redis at MOBKIT_TEST_REDIS_URL={SHARED_REDIS_URL} is unreachable ({error})"
+    return None
 
 
 def redis_server_missing() -> str | None:

@@ -63,6 +63,14 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def console_with_token(state: Path, subject: str, **extra: str) -> tuple[dict[str, str], str]:
+    """A migrated console in ``state`` (its environment with ``extra``) and a console token for ``subject``."""
+    (state / "console").mkdir(parents=True, exist_ok=True)
+    env = deployment_env(state, **extra)
+    manage(env, "migrate", "--noinput")
+    return env, manage(env, "mobkit_token", subject).strip().splitlines()[-1]
+
+
 def deployment_with_reader(state: Path, password: str) -> dict[str, str]:
     """A migrated console in ``state`` (its environment) with one user, ``reader@example.test``."""
     (state / "console").mkdir(parents=True, exist_ok=True)

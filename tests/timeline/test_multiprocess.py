@@ -4,33 +4,22 @@ socket on each exactly once (docs/wire-contract.md: REDIS_URL, several server pr
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from pathlib import Path
 
 import pytest
-import redis
 
+from tests.support.redis_server import SHARED_REDIS_URL, shared_redis_unreachable
 from tests.support.servers import WsClient, daphne_servers, deployment_env, manage, post_events
-
-REDIS_URL = os.environ.get("MOBKIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 pytestmark = pytest.mark.redis
 
 
-def _redis_reachable() -> str | None:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as error:
-        return f"Redis at MOBKIT_TEST_REDIS_URL={REDIS_URL} is unreachable ({error})"
-    return None
-
-
 async def test_event_ingested_once_reaches_a_socket_on_each_process_exactly_once(tmp_path: Path):
-    reason = _redis_reachable()
+    reason = shared_redis_unreachable()
     if reason:
         pytest.skip(reason)
-    env = deployment_env(tmp_path / "state", REDIS_URL=REDIS_URL)
+    env = deployment_env(tmp_path / "state", REDIS_URL=SHARED_REDIS_URL)
     (tmp_path / "state" / "console").mkdir(parents=True)
     manage(env, "migrate", "--noinput")
     token = manage(env, "mobkit_token", "admin@example.test").strip().splitlines()[-1]
