@@ -26,7 +26,6 @@ from mobkit_console.accounts.middleware import token_from_request
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
 from mobkit_console.observability import metrics, tracing
 from mobkit_console.observability.logs import REALM_LOGGED_CHARS, request_context_bind
-from mobkit_console.observability.metrics import OTHER_METHOD
 from mobkit_console.origins import console_origin
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
@@ -126,7 +125,7 @@ def _dispatch(call: Any, access: Access, *, refused: RpcError | None = None) -> 
     being ``other`` (callers choose the names; docs/serving.md §6).
     """
     name = call.get("method") if isinstance(call, dict) else None
-    method = name if isinstance(name, str) and method_get(name) is not None else OTHER_METHOD
+    method = name if isinstance(name, str) and method_get(name) is not None else metrics.OTHER_METHOD
     started = time.perf_counter()
     with tracing.span(f"rpc {method}", {"rpc.system": "jsonrpc", "rpc.method": method}):
         reply = _reply(call, access, refused)

@@ -28,6 +28,8 @@ from django.db import DatabaseError
 
 from access.caller import ANONYMOUS
 from mobkit_console.observability import tracing
+from mobkit_console.observability.logs import request_context_start
+from mobkit_console.observability.middleware import REQUEST_ID_HEADER, request_id_for
 
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
@@ -56,6 +58,7 @@ class IngestConsumer(AsyncHttpConsumer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.received = 0
+        self.request_id: str | None = None
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections in a worker thread before every handler; the
@@ -76,8 +79,16 @@ class IngestConsumer(AsyncHttpConsumer):
         await super().http_request(message)
 
     async def handle(self, body: bytes) -> None:
+        request_context_start(self._request_id())  # what the push logs carries its id (docs/serving.md §6)
         status, answer = await self._ingest(body)
         await self._answer(status, answer)
+
+    def _request_id(self) -> str:
+        """The push's ``X-Request-ID`` when sane, else one made here: as Django's requests have."""
+        if self.request_id is None:
+            sent = dict(self.scope.get("headers") or []).get(b"x-request-id")
+            self.request_id = request_id_for(sent.decode("latin-1") if sent is not None else None)
+        return self.request_id
 
     async def _ingest(self, body: bytes) -> tuple[int, dict[str, Any]]:
         if self.scope["method"] != "POST":
@@ -110,7 +121,7 @@ class IngestConsumer(AsyncHttpConsumer):
         # What Django's SecurityMiddleware would add: a refusal quotes the pushed body, which a
         # browser must never sniff into HTML.
         headers = [(b"Content-Type", b"application/json"), (b"X-Content-Type-Options", b"nosniff"),
-                   (b"Cache-Control", b"no-store")]
+                   (b"Cache-Control", b"no-store"), (REQUEST_ID_HEADER.encode(), self._request_id().encode())]
         if status == 405:
             headers.append((b"Allow", b"POST"))
         if status == 503:
