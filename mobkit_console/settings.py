@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging.config
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from mobkit_console.observability.logs import log_format, logging_config
 from mobkit_console.origins import origin_parse
 from memory_panel.replica_sources import ReplicaSourcesInvalid, replica_sources_parse
 from mobkit_console.secret_key import installation_secret_key
@@ -27,6 +30,21 @@ def _env_path(name: str) -> Path | None:
     value = os.environ.get(name, "").strip()
     return Path(value).expanduser() if value else None
 
+
+# Metrics, logs and traces (docs/serving.md §8). bin/serve sets PROMETHEUS_MULTIPROC_DIR for its
+# workers unless METRICS_PORT=0: then each process times its requests and realm queries into files
+# there, which `manage.py serve_metrics` sums. Logs: one JSON object a line or console text, by
+# default console on a terminal; applied at once, since reading the settings below may log (the
+# installation's signing key, made on first start), and again by Django. Traces only when an OTLP
+# endpoint is named.
+MOBKIT_METRICS_DIR = _env_path("PROMETHEUS_MULTIPROC_DIR")
+try:
+    LOG_FORMAT = log_format(os.environ.get("LOG_FORMAT"), stream=sys.stderr)
+except ValueError as _error:
+    raise ImproperlyConfigured(str(_error)) from None
+LOGGING = logging_config(LOG_FORMAT)
+logging.config.dictConfig(LOGGING)
+MOBKIT_TRACING = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip())
 
 # MobKit's own state: the console only ever reads from here (seed_demo being the explicit exception).
 MOBKIT_PERSISTENT_STATE = (_env_path("MOBKIT_PERSISTENT_STATE") or Path(".mobkit/state")).absolute()
@@ -110,9 +128,12 @@ INSTALLED_APPS = [
     "memory_panel",
     "mobkit_console.timeline",
     "mobkit_console.audit",
+    "mobkit_console.observability",
 ]
 
 MIDDLEWARE = [
+    # First: every response carries X-Request-ID and every log line of a request its id (docs/serving.md §8).
+    "mobkit_console.observability.middleware.RequestObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -302,13 +323,3 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if MOBKIT_BEHIND_P
 
 # JSON-RPC and event-ingest bodies larger than this are refused with a clear error.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
-
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {
-        "mobkit_console": {"handlers": ["console"], "level": "INFO"},
-        "memory_panel": {"handlers": ["console"], "level": "INFO"},
-    },
-}

@@ -263,6 +263,13 @@ class RealmIndex(GenerationReader):
             [*args, cutoff_ms],
         ).fetchall()
 
+    def quarantine_backlog(self) -> tuple[int, int | None]:
+        """(records quarantined, the oldest one's created_at_ms or None)."""
+        where, args = self._where(RecordFilter(status="quarantined"))
+        return self.conn.execute(
+            f"SELECT COUNT(*), MIN(e.created_at_ms) FROM entries e{_where_sql(where)}", args
+        ).fetchone()
+
     def utility_entries(self, filters: RecordFilter, after: str | None, limit: int) -> list[tuple[str, str, str, str]]:
         """(utility_key, memory_id, scope_kind, scope_key) of the next ``limit`` entries in the utility order.
 
@@ -459,7 +466,8 @@ def follow_usage(realm: str) -> None:
     path = realm_path(realm)
     conn = generation_connection(generation)
     moved = _usage_moved(path, conn)
-    if moved and not catch_up_from_audit(path, conn, partial(_read_delta, realm), _apply_delta, also=moved):
+    if moved and not catch_up_from_audit(path, conn, partial(_read_delta, realm), _apply_delta,
+                                         family=REALM_INDEX.name, realm=realm, also=moved):
         start_build(realm)
 
 

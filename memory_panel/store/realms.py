@@ -30,6 +30,7 @@ from django.dispatch import receiver
 
 from memory_panel.errors import InvalidParams, StoreFailed, UnknownRealm
 from memory_panel.store.request_memo import once_per_request
+from memory_panel.store.signals import realm_query_interrupted
 from memory_panel.store.open_connections import connection_closed, connection_used, realm_connection_opened
 
 logger = logging.getLogger("memory_panel.store.realms")
@@ -306,8 +307,9 @@ class _QueryDeadline:
     # calling it rarely (about every millisecond of SQLite work) keeps queries from queueing for it.
     STEPS = 100_000
 
-    def __init__(self, limit_seconds: float) -> None:
+    def __init__(self, limit_seconds: float, realm: str) -> None:
         self.limit_seconds = limit_seconds
+        self.realm = realm
         self.deadline: float | None = None
 
     def __call__(self, execute, sql, params, many, context):
@@ -315,7 +317,11 @@ class _QueryDeadline:
         return execute(sql, params, many, context)
 
     def progress(self) -> int:
-        return int(self.deadline is not None and time.thread_time() > self.deadline)
+        if self.deadline is None or time.thread_time() <= self.deadline:
+            return 0
+        # SQLite interrupts the statement on this answer and asks no more of it: one signal a query.
+        realm_query_interrupted.send_robust(sender=None, realm=self.realm)
+        return 1
 
 
 @receiver(connection_created)
@@ -323,7 +329,7 @@ def _limit_realm_queries(sender, connection, **kwargs) -> None:
     if not connection.alias.startswith(REALM_ALIAS_PREFIX):
         return
     connection.connection.text_factory = lenient_text
-    deadline = _QueryDeadline(conf.realm_query_timeout_ms() / 1000)
+    deadline = _QueryDeadline(conf.realm_query_timeout_ms() / 1000, connection.alias.removeprefix(REALM_ALIAS_PREFIX))
     connection.connection.set_progress_handler(deadline.progress, _QueryDeadline.STEPS)
     # The wrapper object outlives its connection (CONN_MAX_AGE 0 reconnects every request), so the
     # previous connection's deadline goes: appending alone nests one more wrapper per request.

@@ -25,6 +25,7 @@ from django.utils import timezone
 from access.caller import ANONYMOUS, Caller
 
 from mobkit_console.audit.models import AuditEntry
+from mobkit_console.observability import metrics
 
 logger = logging.getLogger("mobkit_console.audit")
 
@@ -90,7 +91,9 @@ def audit_record(**fields: Any) -> None:
 
 def audit_write_now(entries: Iterable[AuditEntry]) -> None:
     """Write entries before going on (fail closed): raises when they could not be stored."""
-    _store(list(entries))
+    written = list(entries)
+    _store(written)
+    metrics.audit_entries_written.inc(len(written))
 
 
 def _store(entries: list[AuditEntry]) -> None:
@@ -128,6 +131,7 @@ class _Writer:
         with self._lock:
             self._pending.append(entry)
             backlog = len(self._pending)
+        metrics.audit_entries_queued.inc()
         if self._thread is None:
             self._start()
         if backlog >= BATCH_SIZE:
@@ -143,6 +147,9 @@ class _Writer:
                 _store(batch)
             except Exception:  # noqa: BLE001 - the requests these came from already answered
                 logger.exception("audit log: %d entries could not be written and are lost", len(batch))
+                metrics.audit_entries_lost.inc(len(batch))
+            else:
+                metrics.audit_entries_written.inc(len(batch))
 
     def _start(self) -> None:
         with self._lock:

@@ -24,6 +24,8 @@ from memory_panel.store.realms import store_failed
 from access.caller import Access, access_for
 from mobkit_console.accounts.middleware import token_from_request
 from mobkit_console.jsonbody import JsonBodyError, json_loads_strict
+from mobkit_console.observability import metrics, tracing
+from mobkit_console.observability.logs import REALM_LOGGED_CHARS, request_context_bind
 from mobkit_console.origins import console_origin
 from mobkit_console.rpc.errors import (
     INTERNAL_ERROR,
@@ -117,38 +119,58 @@ def _dispatch_batch(calls: list[Any], access: Access) -> Iterator[dict[str, Any]
 
 def _dispatch(call: Any, access: Access, *, refused: RpcError | None = None) -> dict[str, Any] | None:
     """One request object → its response object, or None for a notification; ``refused`` answers a
-    valid call with that error instead of running it."""
-    if (
-        not isinstance(call, dict)
-        or call.get("jsonrpc") != "2.0"
-        or not isinstance(call.get("method"), str)
-        or not _valid_id(call.get("id"))
-    ):
+    valid call with that error instead of running it.
+
+    Each call is counted, timed and traced under its method's name, one the registry does not know
+    being ``other`` (callers choose the names; docs/serving.md §8).
+    """
+    name = call.get("method") if isinstance(call, dict) else None
+    method = name if isinstance(name, str) and method_get(name) is not None else metrics.OTHER_METHOD
+    started = time.perf_counter()
+    with tracing.span(f"rpc {method}", {"rpc.system": "jsonrpc", "rpc.method": method}):
+        reply = _reply(call, access, refused)
+    metrics.rpc_calls.labels(method, str(reply["error"]["code"]) if "error" in reply else "ok").inc()
+    metrics.rpc_call_duration.labels(method).observe(time.perf_counter() - started)
+    is_notification = _well_formed(call) and "id" not in call
+    return None if is_notification else reply
+
+
+def _well_formed(call: Any) -> bool:
+    return (
+        isinstance(call, dict)
+        and call.get("jsonrpc") == "2.0"
+        and isinstance(call.get("method"), str)
+        and _valid_id(call.get("id"))
+    )
+
+
+def _reply(call: Any, access: Access, refused: RpcError | None) -> dict[str, Any]:
+    """The response object a call gets, a notification's included (it is then not sent)."""
+    if not _well_formed(call):
         request_id = call.get("id") if isinstance(call, dict) and _valid_id(call.get("id")) else None
         return _error_body(request_id, RpcError(INVALID_REQUEST, "Invalid Request"))
-    is_notification = "id" not in call
     request_id = call.get("id")
+    params = call.get("params")
+    if isinstance(params, dict) and isinstance(params.get("realm"), str):
+        request_context_bind(realm=params["realm"][:REALM_LOGGED_CHARS])
     try:
         if refused is not None:
             raise refused
-        result = _call(call["method"], call.get("params"), access)
+        result = _call(call["method"], params, access)
     except RpcError as error:
-        return None if is_notification else _error_body(request_id, error)
+        return _error_body(request_id, error)
     except PanelError as error:
         if isinstance(error, AccessDenied):
             announce(access_denied, access=access, action=error.action, resource=error.resource)
-        return None if is_notification else _error_body(request_id, rpc_error_for(error))
+        return _error_body(request_id, rpc_error_for(error))
     except DatabaseError as error:
         # docs/wire-contract.md §1.5: MobKit's mapping is unknown; store failures read as internal errors.
         logger.warning("store error in %s: %s", call["method"], error)
-        return None if is_notification else _error_body(request_id, rpc_error_for(store_failed(error)))
+        return _error_body(request_id, rpc_error_for(store_failed(error)))
     except Exception:
         # A bug must still answer in the JSON-RPC envelope, never with Django's HTML error page.
         logger.exception("unexpected error in %s", call["method"])
-        failure = RpcError(INTERNAL_ERROR, "Internal error")
-        return None if is_notification else _error_body(request_id, failure)
-    if is_notification:
-        return None
+        return _error_body(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 

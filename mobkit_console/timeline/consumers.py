@@ -27,6 +27,9 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from access.caller import ANONYMOUS
+from mobkit_console.observability import tracing
+from mobkit_console.observability.logs import request_context_start
+from mobkit_console.observability.middleware import REQUEST_ID_HEADER, request_id_for
 
 from .fanout import process_fanout
 from .ingest import IncomingEvent, IngestError, parse_ingest_body
@@ -55,6 +58,7 @@ class IngestConsumer(AsyncHttpConsumer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.received = 0
+        self.request_id: str | None = None
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections in a worker thread before every handler; the
@@ -75,8 +79,16 @@ class IngestConsumer(AsyncHttpConsumer):
         await super().http_request(message)
 
     async def handle(self, body: bytes) -> None:
+        request_context_start(self._request_id())  # what the push logs carries its id (docs/serving.md §8)
         status, answer = await self._ingest(body)
         await self._answer(status, answer)
+
+    def _request_id(self) -> str:
+        """The push's ``X-Request-ID`` when sane, else one made here: as Django's requests have."""
+        if self.request_id is None:
+            sent = dict(self.scope.get("headers") or []).get(b"x-request-id")
+            self.request_id = request_id_for(sent.decode("latin-1") if sent is not None else None)
+        return self.request_id
 
     async def _ingest(self, body: bytes) -> tuple[int, dict[str, Any]]:
         if self.scope["method"] != "POST":
@@ -109,7 +121,7 @@ class IngestConsumer(AsyncHttpConsumer):
         # What Django's SecurityMiddleware would add: a refusal quotes the pushed body, which a
         # browser must never sniff into HTML.
         headers = [(b"Content-Type", b"application/json"), (b"X-Content-Type-Options", b"nosniff"),
-                   (b"Cache-Control", b"no-store")]
+                   (b"Cache-Control", b"no-store"), (REQUEST_ID_HEADER.encode(), self._request_id().encode())]
         if status == 405:
             headers.append((b"Allow", b"POST"))
         if status == 503:
@@ -137,6 +149,7 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = NO_CHANNEL_LAYER
     keep_alive_interval_s = 10.0  # docs/timeline.md §T.2: a keep-alive at least every 15 s
     batching = False
+    stream_kind = "websocket"
 
     async def connect(self) -> None:
         caller = self.scope.get("caller", ANONYMOUS)
@@ -150,13 +163,16 @@ class EventStreamConsumer(AsyncWebsocketConsumer):
         self.batching = self.batching or (query.get("batch") or [""])[0] == "1"
         self.frame_kind = (type(self).__name__, self.batching)
         self.fanout = process_fanout()
-        # Join before the replay reads the log: an event stored meanwhile is held, not lost.
-        await self.fanout.join(self)
-        await self.accept()
-        after = (query.get("after") or [""])[0]
-        if after:
-            await self._replay(after)
-        await self.fanout.go_live(self)
+        # A span for subscribing (and one for the replay within), never one for the socket's life.
+        with tracing.span("timeline subscribe", {"mobkit.stream": type(self).__name__}):
+            # Join before the replay reads the log: an event stored meanwhile is held, not lost.
+            await self.fanout.join(self)
+            await self.accept()
+            after = (query.get("after") or [""])[0]
+            if after:
+                with tracing.span("timeline replay"):
+                    await self._replay(after)
+            await self.fanout.go_live(self)
         self._keep_alive = asyncio.create_task(self._keep_alive_loop())
 
     async def disconnect(self, code: int) -> None:

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from mobkit_console.observability import metrics
+
 from .selectors import event_seqs_after, events_by_seq, latest_seq
 from .services import EVENTS_MESSAGE_TYPE, TIMELINE_GROUP, live_event
 from .stream import Subscription
@@ -66,6 +68,7 @@ class Stream(Protocol):
 
     subscription: Subscription
     frame_kind: Hashable  # streams of one kind and audience are sent the same frames
+    stream_kind: str  # "websocket" | "sse", the open-streams metric's label
 
     async def frames(self, events: list[dict[str, Any]]) -> tuple[str, ...]:
         """The frames that carry ``events`` (live events, oldest first) to this kind of stream."""
@@ -104,6 +107,7 @@ class Fanout:
             if not self._tasks:
                 await self._start()
             self.members[id(stream)] = _Member(stream)
+        metrics.timeline_streams.labels(stream.stream_kind).inc()
 
     async def go_live(self, stream: Stream) -> None:
         """Send what was held during the replay (minus what it sent), then send live."""
@@ -116,11 +120,13 @@ class Fanout:
             fresh = [event for event in held if event["seq"] > after]
             if fresh:
                 await stream.send_frames(await stream.frames(fresh))
+                metrics.timeline_events_fanned_out.inc(len(fresh))
         member.live = True
 
     async def leave(self, stream: Stream) -> None:
         async with self._lock:
-            self.members.pop(id(stream), None)
+            if self.members.pop(id(stream), None) is not None:
+                metrics.timeline_streams.labels(stream.stream_kind).dec()
             if not self.members and self._tasks:
                 await self._stop()
 
@@ -248,6 +254,7 @@ class Fanout:
     async def _send_tick(self, events: list[dict[str, Any]]) -> None:
         received: dict[Any, tuple[list[dict[str, Any]], int]] = {}  # audience → its events, lowest seq
         frames: dict[tuple[Any, Hashable], tuple[str, ...]] = {}  # (audience, frame kind) → frames
+        fanned_out = 0
         for count, member in enumerate(list(self.members.values()), start=1):
             if count % YIELD_EVERY == 0:
                 await asyncio.sleep(0)  # let requests (ingest among them) run between writes
@@ -267,11 +274,14 @@ class Fanout:
                 mine = [event for event in mine if event["seq"] > subscription.replayed_upto]
                 if mine:
                     await self._send(member.stream, await member.stream.frames(mine))
+                    fanned_out += len(mine)
                 continue
             key = (audience, member.stream.frame_kind)
             if key not in frames:
                 frames[key] = await member.stream.frames(mine)
             await self._send(member.stream, frames[key])
+            fanned_out += len(mine)
+        metrics.timeline_events_fanned_out.inc(fanned_out)
 
     async def _send(self, stream: Stream, frames: tuple[str, ...]) -> None:
         try:

@@ -17,6 +17,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from mobkit_console.observability import metrics
+
 from .ingest import IncomingEvent
 from .models import EventVisibilityKey, TimelineEvent, key_digest
 from .visibility import VisibilityKey, visibility_key
@@ -69,6 +71,7 @@ def _store(events: Sequence[IncomingEvent]) -> list[TimelineEvent]:
         row.visibility_key_id = key_ids[key]
     # One INSERT for the batch; SQLite (3.35+) and PostgreSQL hand back each row's seq, in order.
     TimelineEvent.objects.bulk_create([row for row, _ in fresh])
+    transaction.on_commit(lambda: metrics.timeline_events_ingested.inc(len(fresh)))
     return out
 
 

@@ -102,6 +102,7 @@ class _SseStream:
     """An SSE response as a stream of the process's fan-out: frames queue for the response body."""
 
     frame_kind = "sse"
+    stream_kind = "sse"
 
     def __init__(self, subscription: Subscription) -> None:
         self.subscription = subscription

@@ -31,6 +31,8 @@ def shared_redis_missing() -> str | None:
     return None
 
 
+
+
 def redis_server_missing() -> str | None:
     """Why an own Redis cannot be started here, or None when ``redis-server`` is on PATH."""
     if shutil.which("redis-server") is None:

@@ -63,6 +63,14 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def console_with_token(state: Path, subject: str, **extra: str) -> tuple[dict[str, str], str]:
+    """A migrated console in ``state`` (its environment with ``extra``) and a console token for ``subject``."""
+    (state / "console").mkdir(parents=True, exist_ok=True)
+    env = deployment_env(state, **extra)
+    manage(env, "migrate", "--noinput")
+    return env, manage(env, "mobkit_token", subject).strip().splitlines()[-1]
+
+
 def deployment_with_reader(state: Path, password: str) -> dict[str, str]:
     """A migrated console in ``state`` (its environment) with one user, ``reader@example.test``."""
     (state / "console").mkdir(parents=True, exist_ok=True)
@@ -205,7 +213,8 @@ def start_serve(
     with log.open("ab") as sink:
         process = subprocess.Popen(
             [*wrapper, str(REPO / "bin" / "serve")], cwd=REPO, stdout=sink, stderr=sink, start_new_session=True,
-            env={**{k: v for k, v in env.items() if k != "WORKERS"}, "PORT": str(port), **chosen},
+            # No metrics process unless the test asks for one (METRICS_PORT): tests run side by side.
+            env={"METRICS_PORT": "0", **{k: v for k, v in env.items() if k != "WORKERS"}, "PORT": str(port), **chosen},
         )
     server = Serve(port, process, log)
     try:

@@ -105,6 +105,7 @@ class _Unwritable:
     """A stream whose client is gone mid-write (the fan-out's Stream shape; no transport behind it)."""
 
     frame_kind = "unwritable"
+    stream_kind = "websocket"
 
     def __init__(self) -> None:
         self.subscription = Subscription(Caller(subject="admin@example.test"), EventFilter())

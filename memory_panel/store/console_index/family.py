@@ -103,7 +103,8 @@ class IndexFamily:
         signature = settled_signature(path, stat)
         if signature is not None and _current_at.get(str(generation)) == signature:
             return generation  # docs/realm-index.md §4: not written since this generation was last caught up
-        if not catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta):
+        if not catch_up_from_audit(path, conn, partial(self.read_delta, realm), self.apply_delta,
+                                   family=self.name, realm=realm):
             return None
         if signature is not None:
             _current_at[str(generation)] = signature

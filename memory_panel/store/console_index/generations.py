@@ -27,6 +27,7 @@ from memory_panel.store.realms import (
     readonly_uri,
     realm_path,
 )
+from memory_panel.store.signals import index_built
 
 logger = logging.getLogger("memory_panel.store.console_index")
 
@@ -220,11 +221,15 @@ def write_generation(
         out.text_factory = lenient_text
         progress = ProgressReport(directory, realm, name, phases)
         progress.attach(out)
+        outcome = "failed"
         try:
             count = _fill_file(out, path, stat, fill, realm, progress, schema_version)
             os.replace(unfinished, target)
+            outcome = "ok"
         finally:
             progress.finish()
+            index_built.send_robust(sender=None, family=name, realm=realm, outcome=outcome,
+                                    seconds=time.monotonic() - started)
         for older in directory.glob("gen-*.sqlite3*"):
             if not older.name.startswith(target.name):
                 older.unlink(missing_ok=True)  # open connections keep reading it until they move on
