@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import redis
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -94,6 +93,9 @@ def migrations_check(connection: BaseDatabaseWrapper) -> str:
 def redis_check() -> str:
     if not settings.REDIS_URL:
         return "not configured (REDIS_URL unset: one process, in-memory channel layer)"
+    # Imported here: redis-py 8 imports OpenTelemetry's SDK with itself, which a console without
+    # Redis and without tracing should not load (docs/serving.md §8).
+    import redis
     client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=REDIS_TIMEOUT_S,
                                   socket_timeout=REDIS_TIMEOUT_S)
     try:
