@@ -31,13 +31,39 @@ KEPT_ROWS = 2_000
 
 # Answers kept in all, least recently used dropped first: a few per realm for thousands of realms.
 MEMO_ENTRIES = 16_384
-
 # Answers over many realms at once (``realms_memo``): few, but each as large as its realms together.
 MERGED_ENTRIES = 64
 
-_answers: OrderedDict[tuple[str, Hashable], tuple[Signature, object]] = OrderedDict()
-_merged: OrderedDict[Hashable, tuple[tuple[Signature, ...], object]] = OrderedDict()
-_lock = threading.Lock()
+_MISSING = object()
+
+
+class _Kept:
+    """Answers kept under the stamp they were worked out at, the least recently used dropped first."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._answers: OrderedDict[Hashable, tuple[Hashable, object]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, stamp: Hashable) -> object:
+        """The answer kept for ``key`` under ``stamp``, else ``_MISSING``."""
+        with self._lock:
+            kept = self._answers.get(key)
+            if kept is None or kept[0] != stamp:
+                return _MISSING
+            self._answers.move_to_end(key)
+            return kept[1]
+
+    def put(self, key: Hashable, stamp: Hashable, value: object) -> None:
+        with self._lock:
+            self._answers[key] = (stamp, value)
+            self._answers.move_to_end(key)
+            while len(self._answers) > self._entries:
+                self._answers.popitem(last=False)
+
+
+_per_realm = _Kept(MEMO_ENTRIES)
+_merged = _Kept(MERGED_ENTRIES)
 
 
 def realm_signature(name: str) -> Signature | None:
@@ -62,20 +88,12 @@ def realm_memo(name: str, question: Hashable, answer: Callable[[], T]) -> T:
     current = realm_signature(name)
     if current is None:
         return answer()
-    key = (name, question)
-    with _lock:
-        kept = _answers.get(key)
-        if kept is not None and kept[0] == current:
-            _answers.move_to_end(key)
-            return kept[1]  # type: ignore[return-value]
+    kept = _per_realm.get((name, question), current)
+    if kept is not _MISSING:
+        return kept  # type: ignore[return-value]
     value = answer()
-    if value is None:
-        return value
-    with _lock:
-        _answers[key] = (current, value)
-        _answers.move_to_end(key)
-        while len(_answers) > MEMO_ENTRIES:
-            _answers.popitem(last=False)
+    if value is not None:
+        _per_realm.put((name, question), current, value)
     return value
 
 
@@ -91,18 +109,12 @@ def realms_memo(names: list[str], question: Hashable, answer: Callable[[], tuple
     if None in signatures:
         return answer()[0]
     key = (question, tuple(names))
-    with _lock:
-        kept = _merged.get(key)
-        if kept is not None and kept[0] == signatures:
-            _merged.move_to_end(key)
-            return kept[1]  # type: ignore[return-value]
+    kept = _merged.get(key, signatures)
+    if kept is not _MISSING:
+        return kept  # type: ignore[return-value]
     value, keep = answer()
     if keep:
-        with _lock:
-            _merged[key] = (signatures, value)
-            _merged.move_to_end(key)
-            while len(_merged) > MERGED_ENTRIES:
-                _merged.popitem(last=False)
+        _merged.put(key, signatures, value)
     return value
 
 
