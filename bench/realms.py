@@ -9,7 +9,9 @@ realms ``realm-0001``… of R records, written in this one process through the s
 ``seed_demo --records R`` writes its main realm (generated notes and the demo's story, with its scopes,
 supersedes, quarantined records and three dream runs), each realm's clock starting a millisecond
 after the last one's, so the realms' records interleave over the same four months rather than follow
-one another; ``one-<N·R>`` holds one realm ``one`` of the same total, written the same way. A state
+one another; ``one-<N·R>-<N>-stories`` holds one realm ``one`` of the same total, written the same
+way but telling the story N times (each telling over the same weeks, a millisecond apart), so both
+states hold the same queue, proposals and dream runs and a page shows the same rows on both. A state
 is seeded once (``seeded.json`` marks it done) and reused as it is, its console indexes included.
 
 Each state is served by one daphne (loopback only, started and stopped by the bench, one at a time).
@@ -85,12 +87,14 @@ class State:
     reused: bool
 
 
-def seeded_state(path: Path, realms: list[str], records_each: int) -> State:
-    """``path`` holding ``realms`` of ``records_each`` records: read from its marker, or written now."""
+def seeded_state(path: Path, realms: list[str], records_each: int, stories_each: int = 1) -> State:
+    """``path`` holding ``realms`` of ``records_each`` records, each telling the demo's story
+    ``stories_each`` times: read from its marker, or written now."""
     marker = path / "seeded.json"
+    shape = {"realms": len(realms), "records_each": records_each, "stories_each": stories_each}
     if marker.exists():
         seeded = json.loads(marker.read_text())
-        if seeded["realms"] == len(realms) and seeded["records_each"] == records_each:
+        if {key: seeded.get(key, 1) for key in shape} == shape:
             return State(path, seeded["seconds"], reused=True)
     # A state without its marker was cut short: start it again, the console's files with it.
     shutil.rmtree(path, ignore_errors=True)
@@ -101,11 +105,12 @@ def seeded_state(path: Path, realms: list[str], records_each: int) -> State:
     # millisecond later than the last realm's: the realms' records interleave in time.
     first_ms = wall_clock_ms() - STORY_SPAN_DAYS * DAY_MS
     for n, realm in enumerate(realms):
-        seed_realm(root, realm, records_each, start_ms=first_ms + n, story=story)
+        tellings = range(stories_each) if len(realms) == 1 else range(n, n + 1)
+        seed_realm(root, realm, records_each, start_ms=first_ms + n, story=story, tellings=tellings)
         if (n + 1) % 100 == 0:
             print(f"  seeded {n + 1:,} of {len(realms):,} realms ({time.monotonic() - started:.0f} s)", flush=True)
     seconds = time.monotonic() - started
-    marker.write_text(json.dumps({"realms": len(realms), "records_each": records_each, "seconds": seconds}))
+    marker.write_text(json.dumps({**shape, "seconds": seconds}))
     return State(path, seconds, reused=False)
 
 
@@ -115,15 +120,49 @@ def story_records() -> int:
         return seed_demo(root=Path(scratch), realm="story", second_realm=None).records["story"]
 
 
-def seed_realm(root: Path, realm: str, records: int, *, start_ms: int, story: int) -> None:
+def seed_realm(root: Path, realm: str, records: int, *, start_ms: int, story: int, tellings: range) -> None:
     """What ``seed_demo --records`` writes in the main realm, but the notes first and the story
     last: the Dreams page reads a realm's newest 5,000 audit rows (docs/store-format.md §5.4), and
-    written the other way round a realm past that size would show no dream runs at all."""
+    written the other way round a realm past that size would show no dream runs at all.
+
+    The story is told once for each of ``tellings``, each telling over the same weeks a millisecond
+    after the last, its titles marked with its number (see ``TellingWriter``)."""
     clock = ManualClock(start_ms)
-    with StoreWriter.create(realm, root=root, clock=clock) as writer:
+    with TellingWriter.create(realm, root=root, clock=clock) as writer:
         mark_demo_realm(writer)
-        pad(writer, clock, records - story, None)
-        write_story(writer, clock)
+        pad(writer, clock, records - story * len(tellings), None)
+        for telling in tellings:
+            clock.set(start_ms + telling)
+            writer.mark = f" · {telling + 1}"
+            write_story(writer, clock)
+
+
+class TellingWriter(StoreWriter):
+    """The store writer with every title of the story marked with its telling's number.
+
+    Told twice in one realm, the same story would not be written twice: MobKit's remember returns
+    the record already holding the same content in the scope, and refuses content tombstoned in the
+    last 7 days (docs/store-format.md §7.1). Marked, the N tellings of the one realm are N contents,
+    as N realms' are; the N realms are marked the same way, so both states' titles are as long.
+    """
+
+    mark = ""
+
+    def remember(self, scope: dict[str, Any], title: str, body: str, **options: Any) -> str:
+        return super().remember(scope, title + self.mark, body, **options)
+
+    def supersede(self, prior_id: str, title: str, body: str, **options: Any) -> str:
+        return super().supersede(prior_id, title + self.mark, body, **options)
+
+    def propose(self, scope: dict[str, Any], record: dict[str, Any], **options: Any) -> str:
+        return super().propose(scope, self._marked(record), **options)
+
+    def steward_batch(self, run_id: str, ops: Any, **options: Any) -> Any:
+        return super().steward_batch(run_id, [{**op, "record": self._marked(op["record"])} if "record" in op else op
+                                              for op in ops], **options)
+
+    def _marked(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {**record, "title": record["title"] + self.mark}
 
 
 def realm_names(count: int) -> list[str]:
@@ -204,9 +243,6 @@ CALLS = (
     Call("Dreams page", "page", "/console/memory/dreams/", {}),
     Call("Pipeline page", "page", "/console/memory/pipeline/", {}),
     Call("Quarantine page", "page", "/console/memory/quarantine/", {}),
-    # The one realm's story is one realm's: its queue holds a few rows where 500 realms' hold 1,500;
-    # asked for as many rows as it holds, both pages show the same number.
-    Call("Quarantine page, 3 rows", "page", "/console/memory/quarantine/", {"limit": 3}),
     Call("Knowledge page", "page", "/console/memory/knowledge/", {}),
     Call("Records page, search", "page", "/console/memory/records/", {"q": SEARCH_WORD}),
 )
@@ -368,7 +404,9 @@ def main() -> None:
         total = count * each
         print(f"{count:,} realms of {each:,} records, and one realm of {total:,}", flush=True)
         many = seeded_state(base / f"realms-{count}x{each}", realm_names(count), each)
-        one = seeded_state(base / f"one-{total}", [ONE_REALM], total)
+        # The one realm tells the story once for each of the N realms: the same quarantine queue,
+        # proposals and dream runs, so a page's rows and bytes are the same on both states.
+        one = seeded_state(base / f"one-{total}-{count}-stories", [ONE_REALM], total, stories_each=count)
         run: dict[str, Any] = {
             "realms": count, "records_per_realm": each, "records": total,
             "states": {"many": str(many.path), "one": str(one.path)},
