@@ -21,5 +21,6 @@ urlpatterns: list = [
     path("memory/recall/", ledger.recall, name="memory-recall"),
     path("memory/legacy/", ledger.legacy, name="memory-legacy"),
     path("memory/realm/", realm_choice.realm_switch, name="memory-realm"),
+    path("memory/realm/options/", realm_choice.realm_options, name="memory-realm-options"),
     path("replicas/health", replicas.replicas_health, name="replicas-health"),
 ]

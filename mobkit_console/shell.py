@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors.realms import realm_summaries
 from memory_panel.store.realms import agent_memory_root, realm_names
-from memory_panel.views.realm_choice import session_realm
+from memory_panel.views.realm_choice import LISTED_REALMS_MAX, session_realm
 from memory_panel.views.render import render_page
 from memory_panel.visibility import can_read_memory, can_review_quarantine
 from access.caller import ANONYMOUS, Access, access_for
@@ -51,8 +51,11 @@ def console_layout(request: HttpRequest) -> dict[str, object]:
         context["subject"] = caller.subject
         context["memory_nav"] = memory_nav(access)
         context["can_read_audit"] = audit_readable(access=access)
-        # The header's realm switcher, on every page (docs/daily-use.md §3).
-        context["realm_choices"] = realm_names()
+        # The header's realm switcher, on every page (docs/daily-use.md §3): a list of the realms
+        # while they are few, a search field past that, so a page never carries 500 names.
+        names = realm_names()
+        context["realm_count"] = len(names)
+        context["realm_choices"] = names if len(names) <= LISTED_REALMS_MAX else []
         context["realm_choice"] = session_realm(request)
     return context
 

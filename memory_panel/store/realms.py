@@ -164,6 +164,12 @@ def realm_names() -> list[str]:
     return list(once_per_request(("realm_names",), _listed_realm_names))
 
 
+def realm_names_containing(text: str, limit: int) -> list[str]:
+    """The first ``limit`` realm names holding ``text``, any case (every realm for empty text), sorted."""
+    needle = text.strip().casefold()
+    return [name for name in realm_names() if needle in name.casefold()][:limit]
+
+
 def _listed_realm_names() -> list[str]:
     sources = conf.replica_sources()
     names: set[str] = set()

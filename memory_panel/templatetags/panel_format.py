@@ -218,6 +218,6 @@ def realm_note(context: template.Context, realm: str) -> SafeString:
 
     A page showing one realm, or a console with one realm, says nothing: every row is from it.
     """
-    if context.get("realm") or len(context.get("realm_choices") or ()) < 2:
+    if context.get("realm") or (context.get("realm_count") or 0) < 2:
         return mark_safe("")
     return format_html('<span class="realm-note small muted"> · realm {}</span>', realm)

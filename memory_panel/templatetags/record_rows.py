@@ -35,7 +35,7 @@ def record_rows(context: template.Context, records: Iterable[MemoryRecord]) -> S
     hits: Mapping[tuple[str, str], Any] = context.get("hits") or {}
     claimants = context.get("claimants") or ()
     by_utility = context.get("sort") == "utility"
-    many_realms = len(context.get("realm_choices") or ()) > 1
+    many_realms = (context.get("realm_count") or 0) > 1
     realm_column = many_realms and not context.get("realm")
     grouped = context.get("grouped")
     parts: list[str] = []

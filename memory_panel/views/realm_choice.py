@@ -12,16 +12,24 @@ from urllib.parse import urlencode, urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from memory_panel.errors import InvalidParams
-from memory_panel.store.realms import realm_exists
+from access.caller import access_for
+from memory_panel.errors import AccessDenied, InvalidParams
+from memory_panel.store.realms import realm_exists, realm_names_containing
 from memory_panel.views.render import error_page
+from memory_panel.visibility import AGENT_READ, can_read_memory
 from memory_panel.wire.params import parse_realm
 
 SESSION_KEY = "memory_panel.realm"
+
+# Up to this many realms the header lists them all; past it, a search field that suggests
+# SUGGESTED_REALMS names at a time, so a page's size does not grow with the number of realms.
+LISTED_REALMS_MAX = 30
+SUGGESTED_REALMS = 20
 
 # A switch starts the page's list afresh: a cursor or a loaded count from another realm means nothing.
 _DROPPED_ON_SWITCH = ("realm", "cursor", "shown")
@@ -62,6 +70,17 @@ def realm_switch(request: HttpRequest) -> HttpResponse:
         return error_page(request, error)
     remember_realm(request, realm)
     return HttpResponseRedirect(_back_to(request, request.POST.get("next", "")), status=303)
+
+
+@login_required
+@require_GET
+def realm_options(request: HttpRequest) -> HttpResponse:
+    """The search field's suggestions: ``<option>``s for the realms whose names hold ``?realm=``."""
+    if not can_read_memory(access_for(request.caller)):
+        return error_page(request, AccessDenied(AGENT_READ, None))
+    names = realm_names_containing(request.GET.get("realm", ""), SUGGESTED_REALMS)
+    # No context processors: a keystroke's answer needs no header, tabs or realm list.
+    return HttpResponse(render_to_string("memory_panel/_realm_options.html", {"names": names}))
 
 
 def _back_to(request: HttpRequest, target: str) -> str:

@@ -61,7 +61,7 @@
     var target = document.querySelector("main input[type=search]") ||
       document.querySelector("main form.filters input, main form.filters select, main form input, main form select") ||
       document.querySelector("main .order-switch a[aria-current], main .order-switch a") ||
-      document.querySelector("form[data-realm-switch] select");
+      document.querySelector("form[data-realm-switch] select, form[data-realm-switch] input[type=search]");
     if (target) {
       target.focus();
       return true;

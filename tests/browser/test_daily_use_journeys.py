@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory_panel.simulator.store_writer import StoreWriter
+from memory_panel.views.realm_choice import LISTED_REALMS_MAX
 from tests.support.postures import REVIEWER
 from tests.support.worlds import write_panel_realm
 
@@ -222,6 +224,29 @@ def test_realm_switch_persists_across_every_page(agent_memory_dir, user_with_pas
     browser.goto("/console/memory/")
     assert page.locator("h2 code").all_inner_texts() == ["default", "team:blue"]
     assert [m for m in browser.problems.messages if not socket_refused(m)] == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_many_realms_are_found_by_typing_part_of_a_name(agent_memory_dir, user_with_password, browser_for, width):
+    write_panel_realm(agent_memory_dir)
+    for n in range(LISTED_REALMS_MAX + 5):
+        StoreWriter.create(f"fleet-{n:03d}", root=agent_memory_dir).close()
+    username = user_with_password("fleet@example.test")
+    browser = browser_for(width=width)
+    page = browser.page
+    browser.sign_in(username, "/console/memory/")
+
+    field = page.get_by_role("banner").get_by_label("Realm")
+    field.fill("LEET-01")
+    page.locator('#realm-switch-options option[value="fleet-019"]').wait_for(state="attached")
+    assert page.locator("#realm-switch-options option").count() == 10
+    field.fill("fleet-012")
+    page.get_by_role("button", name="Switch").click()
+    page.wait_for_url("**/console/memory/")
+
+    assert page.locator("h2 code").all_inner_texts() == ["fleet-012"]
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    browser.assert_clean()
 
 
 def test_keyboard_alone_opens_the_third_record(agent_memory_dir, user_with_password, browser_for):
