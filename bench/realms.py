@@ -20,7 +20,8 @@ answers (a search index being built, a realm index still missing), the console's
 waited out, each call is made ``--warmup`` more times, then timed ``--reps`` times. A bearer token
 carries no session, so a page asked without ``realm`` shows all realms (docs/daily-use.md §3); the
 one-realm state is asked with ``realm=one``. Printed per N: p50 per call on both states and their
-ratio, the bytes of each page, the server's open file descriptors and resident memory after the
+ratio, the server's CPU per call on both (steadier than the p50 on a shared machine) and its ratio,
+the bytes of each page, the server's open file descriptors and resident memory after the
 calls, and its CPU over ``--idle-seconds`` with no request. ``--json FILE`` writes the same figures.
 """
 
@@ -251,6 +252,9 @@ CALLS = (
 @dataclass
 class Timing:
     samples: list[float] = field(default_factory=list)  # ms
+    # The server's CPU per call (user + system, over the timed calls): unlike the wall-clock p50,
+    # it barely moves when other work shares the machine.
+    cpu_ms: float = 0.0
     size: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -259,7 +263,8 @@ class Timing:
         return statistics.median(self.samples)
 
     def as_json(self) -> dict[str, Any]:
-        return {"p50_ms": round(self.p50, 1), "samples_ms": [round(s, 1) for s in self.samples],
+        return {"p50_ms": round(self.p50, 1), "cpu_ms": round(self.cpu_ms, 1),
+                "samples_ms": [round(s, 1) for s in self.samples],
                 "bytes": self.size, "errors": self.errors}
 
 
@@ -331,14 +336,16 @@ def measure(state: State, realm: str | None, indexed: list[str], args: argparse.
             for _ in range(args.warmup):
                 call.send(client, realm, cursor)
             timing = timings[call.name] = Timing()
+            cpu_before = cpu_seconds(pid)
             for _ in range(args.reps):
                 answer = call.send(client, realm, cursor)
                 timing.samples.append(answer.seconds * 1000)
                 timing.size = answer.size
                 if answer.error:
                     timing.errors.append(answer.error)
-            print(f"    {call.name}: p50 {timing.p50:,.1f} ms{'  ' + timing.errors[0] if timing.errors else ''}",
-                  flush=True)
+            timing.cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / args.reps
+            print(f"    {call.name}: p50 {timing.p50:,.1f} ms, server CPU {timing.cpu_ms:,.1f} ms"
+                  f"{'  ' + timing.errors[0] if timing.errors else ''}", flush=True)
         fds = len(os.listdir(f"/proc/{pid}/fd"))
         rss_kib, peak_kib = proc_status(pid, "VmRSS"), proc_status(pid, "VmHWM")
         before, began = cpu_seconds(pid), time.monotonic()
@@ -367,6 +374,10 @@ def ms(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
+def ratio(many: float, one: float) -> str:
+    return f"x{many / one:.1f}" if one else "—"
+
+
 def print_run(run: dict[str, Any]) -> None:
     many, one = run["many"], run["one"]
     print(f"\n{run['realms']:,} realms x {run['records_per_realm']:,} records against one realm of"
@@ -375,12 +386,14 @@ def print_run(run: dict[str, Any]) -> None:
     def line(label: str, on_many: str, on_one: str, rest: str = "") -> None:
         print(f"{label:<32}  {on_many:>12}  {on_one:>12}{rest}")
 
-    line("call", "many p50 ms", "one p50 ms", f"  {'many/one':>8}  {'many bytes':>11}  {'one bytes':>10}")
+    line("call", "many p50 ms", "one p50 ms", f"  {'many/one':>8}  {'many CPU ms':>11}  {'one CPU ms':>10}"
+         f"  {'many/one':>8}  {'many bytes':>11}  {'one bytes':>10}")
     for call in CALLS:
         m, o = many["calls"][call.name], one["calls"][call.name]
         errors = sorted(set(m["errors"] + o["errors"]))
         line(call.name, ms(m["p50_ms"]), ms(o["p50_ms"]),
-             f"  {'x' + format(m['p50_ms'] / o['p50_ms'], '.1f'):>8}  {m['bytes']:>11,}  {o['bytes']:>10,}"
+             f"  {ratio(m['p50_ms'], o['p50_ms']):>8}  {ms(m['cpu_ms']):>11}  {ms(o['cpu_ms']):>10}"
+             f"  {ratio(m['cpu_ms'], o['cpu_ms']):>8}  {m['bytes']:>11,}  {o['bytes']:>10,}"
              + ("  errors: " + "; ".join(errors) if errors else ""))
     line("first call after start, ms", ms(many["first_call_after_start_ms"]), ms(one["first_call_after_start_ms"]),
          "  (rpc records, first page; console indexes on disk at start:"
