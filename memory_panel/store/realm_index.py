@@ -397,6 +397,10 @@ def _ready_index(realm: str) -> RealmIndex | None:
         stat = path.stat()
     except FileNotFoundError:
         return None  # gone since discovery
+    if _known_small(path):
+        # Read directly, as a realm below MIN_ROWS always is: no look for generations, which at
+        # 500 small realms would be two directory listings each, per request.
+        return None
     generation = REALM_INDEX.caught_up(realm, path, stat)
     if generation is not None:
         index = RealmIndex(realm, generation)
@@ -411,7 +415,7 @@ def _ready_index(realm: str) -> RealmIndex | None:
     # docs/realm-index.md §5, §7: no generation, or one only a rebuild can replace; read directly meanwhile.
     if REALM_INDEX.newest(realm) is not None:
         start_build(realm)
-    elif not _known_small(path):
+    else:
         start_first_builds(realm)
     return None
 

@@ -129,7 +129,14 @@ def realm_file_name(name: str) -> str:
 
 
 def realm_path(name: str) -> Path:
-    """Where realm ``name`` lives: the runtime's file, or for a replica realm the follower's copy."""
+    """Where realm ``name`` lives: the runtime's file, or for a replica realm the follower's copy.
+
+    Once per request: an all-realm page asks it several times of each of 500 realms.
+    """
+    return once_per_request(("realm_path", name), lambda: _realm_path(name))
+
+
+def _realm_path(name: str) -> Path:
     parts = replica_parts(name)
     if parts is not None:
         label, realm = parts
@@ -187,6 +194,10 @@ def _listed_realm_names() -> list[str]:
 
 
 def realm_exists(name: str) -> bool:
+    return once_per_request(("realm_exists", name), lambda: _realm_file_exists(name))
+
+
+def _realm_file_exists(name: str) -> bool:
     try:
         return realm_path(name).is_file()
     except OSError:  # a name longer than the file system allows names no realm
