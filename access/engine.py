@@ -317,26 +317,75 @@ def _rule_reaches(rule: Rule, principal: Principal, action: str) -> bool:
     return any(action_matches(p, action) for p in rule.actions) and _subject_matches(rule, principal)
 
 
+@dataclass(frozen=True)
+class RuleVerdict:
+    """What one rule did in one check: whether it matched, and if not, the first reason it did not."""
+
+    rule: Rule
+    matched: bool
+    why_not: str  # "" when matched; else the first failing part (action, subject, resource)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One check's decision with its evidence (docs/access.md §2.9).
+
+    ``matched`` lists every rule whose action, subject and resource all matched; ``decisive`` the
+    ones that decided: every matching deny when one matched (deny overrides), else every matching
+    allow. Both are empty when the config is disabled or the subject is an admin (``basis``).
+    """
+
+    allowed: bool
+    reason: str
+    basis: Literal["disabled", "admin", "deny", "allow", "no_rule"]
+    decisive: tuple[str, ...]
+    matched: tuple[str, ...]
+    verdicts: tuple[RuleVerdict, ...]
+
+    @property
+    def decision(self) -> Decision:
+        return Decision(self.allowed, self.reason)
+
+
+def _why_not(rule: Rule, principal: Principal, action: str, resource: Resource | None) -> str:
+    """The first reason ``rule`` does not count for this check, in MobKit's order; "" when it matches."""
+    if not any(action_matches(p, action) for p in rule.actions):
+        return f"its actions do not name {action}"
+    if not _subject_matches(rule, principal):
+        return "its subjects and groups do not include this subject"
+    if not _resource_matches(rule, resource):
+        if resource is None or not resource.is_present:
+            return "it is scoped to agents, roles or labels, and this check names no agent"
+        return "its agents, roles or labels do not select this agent (roles and labels are unknown here)"
+    return ""
+
+
+def explain(config: AccessConfig, principal: Principal, action: str, resource: Resource | None) -> Explanation:
+    """One check, in MobKit's order (disabled, admin, any deny, any allow, else deny: §2.3), with
+    every rule's part in it. ``evaluate`` is this decision without the evidence."""
+    if not config.enabled:
+        return Explanation(True, "access control is disabled", "disabled", (), (), ())
+    verdicts = tuple(
+        RuleVerdict(rule, not (why := _why_not(rule, principal, action, resource)), why) for rule in config.rules
+    )
+    matched = tuple(v.rule for v in verdicts if v.matched)
+    matched_ids = tuple(rule.id for rule in matched)
+    if is_admin(config, principal.subject):
+        return Explanation(True, "admin", "admin", (), matched_ids, verdicts)
+    # Deny overrides allow, whatever the rule order.
+    denies = tuple(rule.id for rule in matched if rule.effect == "deny")
+    if denies:
+        return Explanation(False, f"denied by rule {denies[0]}", "deny", denies, matched_ids, verdicts)
+    if matched:
+        return Explanation(True, f"allowed by rule {matched[0].id}", "allow", matched_ids, matched_ids, verdicts)
+    return Explanation(False, f"no rule allows {action}", "no_rule", (), (), verdicts)
+
+
 def evaluate(
     config: AccessConfig, principal: Principal, action: str, resource: Resource | None
 ) -> Decision:
     """One check, in MobKit's order: disabled, admin, any deny, any allow, else deny (§2.3)."""
-    if not config.enabled:
-        return Decision(True, "access control is disabled")
-    if is_admin(config, principal.subject):
-        return Decision(True, "admin")
-    matching = [
-        rule
-        for rule in config.rules
-        if _rule_reaches(rule, principal, action) and _resource_matches(rule, resource)
-    ]
-    # Deny overrides allow, whatever the rule order.
-    deny = next((rule for rule in matching if rule.effect == "deny"), None)
-    if deny is not None:
-        return Decision(False, f"denied by rule {deny.id}")
-    if matching:
-        return Decision(True, f"allowed by rule {matching[0].id}")
-    return Decision(False, f"no rule allows {action}")
+    return explain(config, principal, action, resource).decision
 
 
 def may_perform_anywhere(config: AccessConfig, principal: Principal, action: str) -> bool:
