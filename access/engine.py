@@ -322,8 +322,18 @@ class RuleVerdict:
     """What one rule did in one check: whether it matched, and if not, the first reason it did not."""
 
     rule: Rule
-    matched: bool
-    why_not: str  # "" when matched; else the first failing part (action, subject, resource)
+    why_not: str  # "" when the rule matched
+
+    @property
+    def matched(self) -> bool:
+        return not self.why_not
+
+
+# Why a rule did not count, in MobKit's order of asking (plain constants: every check pays for them).
+NOT_THE_ACTION = "its actions do not name this action"
+NOT_THE_SUBJECT = "its subjects and groups do not include this subject"
+NO_AGENT = "it is scoped to agents, roles or labels, and this check names no agent"
+NOT_THE_AGENT = "its agents, roles or labels do not select this agent (roles and labels are unknown here)"
 
 
 @dataclass(frozen=True)
@@ -332,7 +342,8 @@ class Explanation:
 
     ``matched`` lists every rule whose action, subject and resource all matched; ``decisive`` the
     ones that decided: every matching deny when one matched (deny overrides), else every matching
-    allow. Both are empty when the config is disabled or the subject is an admin (``basis``).
+    allow. Both are empty when the config is disabled, and ``decisive`` when the subject is an
+    admin (``basis``).
     """
 
     allowed: bool
@@ -340,23 +351,26 @@ class Explanation:
     basis: Literal["disabled", "admin", "deny", "allow", "no_rule"]
     decisive: tuple[str, ...]
     matched: tuple[str, ...]
-    verdicts: tuple[RuleVerdict, ...]
+    rules: tuple[Rule, ...] = ()
+    why_not: tuple[str, ...] = ()  # per rule of ``rules``, "" for a rule that matched
 
     @property
     def decision(self) -> Decision:
         return Decision(self.allowed, self.reason)
 
+    @property
+    def verdicts(self) -> tuple[RuleVerdict, ...]:
+        return tuple(RuleVerdict(rule, why) for rule, why in zip(self.rules, self.why_not))
+
 
 def _why_not(rule: Rule, principal: Principal, action: str, resource: Resource | None) -> str:
-    """The first reason ``rule`` does not count for this check, in MobKit's order; "" when it matches."""
+    """The first reason ``rule`` does not count for this check; "" when it matches."""
     if not any(action_matches(p, action) for p in rule.actions):
-        return f"its actions do not name {action}"
+        return NOT_THE_ACTION
     if not _subject_matches(rule, principal):
-        return "its subjects and groups do not include this subject"
+        return NOT_THE_SUBJECT
     if not _resource_matches(rule, resource):
-        if resource is None or not resource.is_present:
-            return "it is scoped to agents, roles or labels, and this check names no agent"
-        return "its agents, roles or labels do not select this agent (roles and labels are unknown here)"
+        return NO_AGENT if resource is None or not resource.is_present else NOT_THE_AGENT
     return ""
 
 
@@ -364,21 +378,20 @@ def explain(config: AccessConfig, principal: Principal, action: str, resource: R
     """One check, in MobKit's order (disabled, admin, any deny, any allow, else deny: §2.3), with
     every rule's part in it. ``evaluate`` is this decision without the evidence."""
     if not config.enabled:
-        return Explanation(True, "access control is disabled", "disabled", (), (), ())
-    verdicts = tuple(
-        RuleVerdict(rule, not (why := _why_not(rule, principal, action, resource)), why) for rule in config.rules
-    )
-    matched = tuple(v.rule for v in verdicts if v.matched)
+        return Explanation(True, "access control is disabled", "disabled", (), ())
+    rules = config.rules
+    why_not = tuple(_why_not(rule, principal, action, resource) for rule in rules)
+    matched = tuple(rule for rule, why in zip(rules, why_not) if not why)
     matched_ids = tuple(rule.id for rule in matched)
     if is_admin(config, principal.subject):
-        return Explanation(True, "admin", "admin", (), matched_ids, verdicts)
+        return Explanation(True, "admin", "admin", (), matched_ids, rules, why_not)
     # Deny overrides allow, whatever the rule order.
     denies = tuple(rule.id for rule in matched if rule.effect == "deny")
     if denies:
-        return Explanation(False, f"denied by rule {denies[0]}", "deny", denies, matched_ids, verdicts)
+        return Explanation(False, f"denied by rule {denies[0]}", "deny", denies, matched_ids, rules, why_not)
     if matched:
-        return Explanation(True, f"allowed by rule {matched[0].id}", "allow", matched_ids, matched_ids, verdicts)
-    return Explanation(False, f"no rule allows {action}", "no_rule", (), (), verdicts)
+        return Explanation(True, f"allowed by rule {matched[0].id}", "allow", matched_ids, matched_ids, rules, why_not)
+    return Explanation(False, f"no rule allows {action}", "no_rule", (), (), rules, why_not)
 
 
 def evaluate(

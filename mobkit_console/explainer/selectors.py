@@ -70,13 +70,6 @@ class Question:
     mob: str | None = None
     operator: str | None = None
 
-    def query(self) -> dict[str, str]:
-        """The question as explain.json's query string parameters (for links)."""
-        fields = {"subject": self.subject, "action": self.action, "identity": self.identity,
-                  "memory_id": self.memory_id, "realm": self.realm, "mob": self.mob, "operator": self.operator,
-                  "groups": ",".join(sorted(self.groups)) or None}
-        return {name: value for name, value in fields.items() if value}
-
 
 def _text(params: dict[str, str], name: str) -> str | None:
     value = params.get(name, "").strip()
@@ -135,7 +128,6 @@ class Answer:
     resource: str  # what was asked about, in words
     checks: tuple[Check, ...]
     record: MemoryRecord | None
-    revision: str
 
     @property
     def allowed(self) -> bool:
@@ -205,7 +197,7 @@ def explain_question(*, access: Access, question: Question) -> Answer:
         grants = ((action, None),)
         resource = "no particular resource"
     checks = tuple(Check(a, identity, subject.explain(a, identity)) for a, identity in grants)
-    return Answer(question, resource, checks, record, access.revision)
+    return Answer(question, resource, checks, record)
 
 
 def _scope_or_plain(kind: str, key: str, action: str, *, resource_key: str | None) -> tuple[Grant, ...]:

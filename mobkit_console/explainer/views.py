@@ -75,14 +75,19 @@ def explain_json(request: HttpRequest) -> JsonResponse:
             raise store_failed(failure) from failure
     except AccessDenied as error:
         announce(access_denied, access=access, action=error.action, resource=error.resource)
-        return _error(error, "access_denied")
-    except BadField as error:
-        return _error(error, "invalid_params", field=error.field)
+        return _error(error)
     except PanelError as error:
-        return _error(error, "not_found" if http_status(error) == 404 else "invalid_params" if http_status(error) == 400
-                      else "unavailable")
+        return _error(error)
     return JsonResponse(answer.as_json())
 
 
-def _error(error: PanelError, kind: str, **extra: str) -> JsonResponse:
-    return JsonResponse({"error": kind, "message": error.message, **extra}, status=http_status(error))
+# The JSON error kinds, by the HTTP status ``http_status`` gives a domain error.
+_ERROR_KINDS = {400: "invalid_params", 403: "access_denied", 404: "not_found"}
+
+
+def _error(error: PanelError) -> JsonResponse:
+    status = http_status(error)
+    body = {"error": _ERROR_KINDS.get(status, "unavailable"), "message": error.message}
+    if isinstance(error, BadField):
+        body["field"] = error.field
+    return JsonResponse(body, status=status)

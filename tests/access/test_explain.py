@@ -48,7 +48,7 @@ def test_explain(subject, groups, action, resource, allowed, basis, decisive, ma
 
 # (rule id, why it did not count for bob reading scout's memory... or a resource-less check)
 WHY_NOT = [
-    ("all-view", SCOUT, "its actions do not name agent.memory.read"),
+    ("all-view", SCOUT, "its actions do not name this action"),
     ("ops-scout", SCOUT, "its subjects and groups do not include this subject"),
     ("no-lead", SCOUT, "its agents, roles or labels do not select this agent (roles and labels are unknown here)"),
     ("no-lead", None, "it is scoped to agents, roles or labels, and this check names no agent"),

@@ -14,20 +14,6 @@ PAGE = "/console/access/"
 EXPLAIN = "/console/access/explain.json"
 
 
-@pytest.fixture
-def as_caller(access_toml, settings, signed_in):
-    def use(text: str | None, subject: str, *, superuser: bool = False) -> None:
-        if text is None:
-            settings.MOBKIT_ACCESS_CONFIG = None
-        else:
-            access_toml(text)
-        user = signed_in(subject)
-        user.is_superuser = superuser
-        user.save()
-
-    return use
-
-
 # (access.toml, subject, console admin, may open)
 OPENERS = [
     (AUDITORS, ROOT, False, True),
@@ -128,7 +114,7 @@ def test_answers(client, world, as_caller, query, allowed, decisive, matched, su
                                                  "summary": summary}
 
 
-def test_the_page_explains_maps_lists_rules_and_links_denials(client, world, as_caller, signed_in, access_toml):
+def test_the_page_explains_maps_lists_rules_and_links_denials(client, world, as_caller):
     as_caller(AUDITORS, READER)
     client.get(f"/console/memory/records/{world['quarantined'].id}/")  # a reader is denied a quarantined record
     as_caller(AUDITORS, ROOT)
@@ -137,3 +123,16 @@ def test_the_page_explains_maps_lists_rules_and_links_denials(client, world, as_
     assert 'data-rule-id="reviewers-review"' in page and "reviewer@example.test (group reviewers)" in page
     assert "Records, Knowledge" in page and "mobkit/access/get" not in page.split("JSON-RPC methods listed")[1][:2000]
     assert f"memory_id={world['quarantined'].id}" in page
+
+
+def test_the_page_says_why_each_rule_did_or_did_not_count(client, world, as_caller):
+    as_caller(IDP_GROUP_GATES, ROOT)
+    page = client.get(PAGE, {"subject": "carol@example.test", "groups": "denied-ana", "action": "agent.memory.read",
+                             "identity": "identity:ana"}).content.decode()
+    first_check = page.split("<caption>")[1].split("</table>")[0]  # agent.memory.read on identity:ana
+    rows = {row.split("</td>")[0]: row for row in first_check.split('<tr><td class="mono">')[1:]}
+    assert "matched, overridden by a deny" in rows["carol-reads-all"]
+    assert "matched, decisive" in rows["no-ana-for-denied-ana"]
+    assert "its subjects and groups do not include this subject" in rows["ana-readers-read-ana"]
+    # Reading an identity's memory needs agent.view on it too: a second check, allowed by carol's rule.
+    assert "<span class=\"mono\">agent.view</span> on <span class=\"mono\">identity:ana</span>: allowed" in page

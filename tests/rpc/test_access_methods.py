@@ -20,23 +20,6 @@ UNAVAILABLE = {"code": -32004, "message": "access control is not configured on t
                "data": {"kind": "access_unavailable"}}
 
 
-@pytest.fixture
-def as_caller(access_toml, settings, signed_in, tmp_path):
-    """Point the console at ``text`` (None: no access.toml) and sign in as ``subject``."""
-
-    def use(text: str | None, subject: str, *, superuser: bool = False) -> None:
-        if text is None:
-            settings.MOBKIT_ACCESS_CONFIG = None
-        else:
-            access_toml(text)
-        user = signed_in(subject)
-        if superuser:
-            user.is_superuser = True
-            user.save()
-
-    return use
-
-
 # (access.toml, subject, console admin, may call get/preview)
 CALLERS = [
     (AUDITORS, ROOT, False, True),  # an admin
