@@ -27,6 +27,7 @@ from memory_panel.visibility import (
     record_grants,
     scope_checker,
     scope_grants,
+    sees_quarantined,
 )
 from memory_panel.wire.params import parse_realm
 from mobkit_console.audit.models import AuditEntry
@@ -152,8 +153,9 @@ class Answer:
                    else f"by {_listed('rule', self.decisive)}")
             return f"Allowed: {subject} may {self.question.action} on {self.resource}, {why}."
         failing = next(c for c in self.checks if not c.explanation.allowed)
-        on = f" on {failing.identity}" if failing.identity else " (resource-less)"
-        return f"Denied: {subject} may not {self.question.action} on {self.resource}: {failing.action}{on} is {failing.explanation.reason}."
+        on = f" on {failing.identity}" if failing.identity else ", resource-less"
+        return (f"Denied: {subject} may not {self.question.action} on {self.resource} "
+                f"(needs {failing.action}{on}: {failing.explanation.reason}).")
 
     def as_json(self) -> dict[str, Any]:
         return {"allowed": self.allowed, "decisive": self.decisive, "matched": self.matched, "summary": self.summary}
@@ -242,7 +244,9 @@ def access_map(*, access: Access, question: Question) -> AccessMap:
     """What the explained subject may list: the scopes of every realm it may read, its pages and methods."""
     subject = explained_access(access, question)
     readable = scope_checker(subject)
-    held, _ = realm_rows(None, lambda name: list(realm_holdings(name, with_quarantined=True)))
+    # As Holdings counts (docs/access.md §2.8): without review, a scope of quarantined rows alone is not listed.
+    with_quarantined = sees_quarantined(subject)
+    held, _ = realm_rows(None, lambda name: list(realm_holdings(name, with_quarantined=with_quarantined)))
     scopes: dict[str, list[tuple[str, str]]] = {}
     for scope in held:
         if readable(scope.scope_kind, scope.scope_key):

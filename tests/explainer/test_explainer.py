@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from access.config import refresh_access_config
 from mobkit_console.audit.models import AuditEntry
 from mobkit_console.audit.services import audit_flush
 from tests.support.postures import AUDITOR, AUDITORS, IDP_GROUP_GATES, READER, REVIEWER, ROOT, SCOUT, USER
@@ -93,12 +94,12 @@ ANSWERS = [
     # A group only an identity provider vouches for: the deny overrides the subject's allow.
     ({"subject": "carol@example.test", "groups": "denied-ana", "action": "agent.memory.read", "identity": "identity:ana"},
      False, ["no-ana-for-denied-ana"], ["carol-reads-all", "no-ana-for-denied-ana"],
-     "Denied: carol@example.test may not agent.memory.read on identity:ana: agent.memory.read on identity:ana is "
-     "denied by rule no-ana-for-denied-ana."),
+     "Denied: carol@example.test may not agent.memory.read on identity:ana (needs agent.memory.read on "
+     "identity:ana: denied by rule no-ana-for-denied-ana)."),
     ({"subject": "never@example.test", "action": "agent.memory.read", "identity": "identity:ana"},
      False, [], [],
-     "Denied: never@example.test may not agent.memory.read on identity:ana: agent.memory.read on identity:ana is "
-     "no rule allows agent.memory.read."),
+     "Denied: never@example.test may not agent.memory.read on identity:ana (needs agent.memory.read on "
+     "identity:ana: no rule allows agent.memory.read)."),
     ({"subject": "dan@example.test", "groups": "ana-readers, unknown-group", "action": "agent.memory.read",
       "identity": "identity:ana"}, True, ["ana-readers-read-ana"], ["ana-readers-read-ana"],
      "Allowed: dan@example.test may agent.memory.read on identity:ana, by rule ana-readers-read-ana."),
@@ -136,3 +137,17 @@ def test_the_page_says_why_each_rule_did_or_did_not_count(client, world, as_call
     assert "its subjects and groups do not include this subject" in rows["ana-readers-read-ana"]
     # Reading an identity's memory needs agent.view on it too: a second check, allowed by carol's rule.
     assert "<span class=\"mono\">agent.view</span> on <span class=\"mono\">identity:ana</span>: allowed" in page
+
+
+def test_the_rules_show_what_the_last_reload_changed(client, world, as_caller, access_toml):
+    as_caller(AUDITORS, ROOT)
+    refresh_access_config()  # the config in force, before the operator's edit
+    access_toml(AUDITORS.replace('id = "auditor-administers"', 'id = "auditor-admin"') + """
+[[rules]]
+id = "late-addition"
+actions = ["mob.observe"]
+""")
+    refresh_access_config()
+    page = client.get(PAGE).content.decode()
+    assert "added auditor-admin, late-addition; removed auditor-administers; changed none." in page
+    assert 'data-rule-id="late-addition"' in page and "everyone, anonymous callers included" in page
