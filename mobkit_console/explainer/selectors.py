@@ -31,7 +31,7 @@ from memory_panel.visibility import (
 )
 from memory_panel.wire.params import parse_realm
 from mobkit_console.audit.models import AuditEntry
-from mobkit_console.audit.selectors import entry_json
+from mobkit_console.audit.selectors import ENTRY_FIELDS, entry_json
 from mobkit_console.rpc.registry import method_names_for
 from mobkit_console.shell import memory_nav
 
@@ -128,7 +128,6 @@ class Answer:
     question: Question
     resource: str  # what was asked about, in words
     checks: tuple[Check, ...]
-    record: MemoryRecord | None
 
     @property
     def allowed(self) -> bool:
@@ -177,7 +176,6 @@ def explained_access(access: Access, question: Question) -> Access:
 def explain_question(*, access: Access, question: Question) -> Answer:
     """Answer ``question`` with the checks the console's gates make for it (docs/access.md §2.9)."""
     subject = explained_access(access, question)
-    record = None
     action = question.action
     if question.memory_id is not None:
         record = record_located(memory_id=question.memory_id, realm=question.realm)
@@ -199,7 +197,7 @@ def explain_question(*, access: Access, question: Question) -> Answer:
         grants = ((action, None),)
         resource = "no particular resource"
     checks = tuple(Check(a, identity, subject.explain(a, identity)) for a, identity in grants)
-    return Answer(question, resource, checks, record)
+    return Answer(question, resource, checks)
 
 
 def _scope_or_plain(kind: str, key: str, action: str, *, resource_key: str | None) -> tuple[Grant, ...]:
@@ -283,9 +281,7 @@ def rules_in_force(access: Access) -> list[RuleReach]:
 
 def last_reload() -> dict[str, Any] | None:
     """The newest access.toml reload the audit log holds: what it added, removed and changed."""
-    entry = AuditEntry.objects.filter(action="access.reload").order_by("-id").values(
-        "id", "at", "subject", "sign_in", "client", "action", "realm", "target", "outcome", "detail"
-    ).first()
+    entry = AuditEntry.objects.filter(action="access.reload").order_by("-id").values(*ENTRY_FIELDS).first()
     return None if entry is None else entry_json(entry)
 
 
@@ -297,9 +293,7 @@ class Denial:
 
 def recent_denials(*, limit: int = RECENT_DENIALS) -> list[Denial]:
     """The latest access.denied entries, each with the question that explains it."""
-    rows = AuditEntry.objects.filter(action="access.denied").order_by("-id").values(
-        "id", "at", "subject", "sign_in", "client", "action", "realm", "target", "outcome", "detail"
-    )[:limit]
+    rows = AuditEntry.objects.filter(action="access.denied").order_by("-id").values(*ENTRY_FIELDS)[:limit]
     return [Denial(entry_json(row), _denial_question(row)) for row in rows]
 
 
@@ -311,7 +305,8 @@ def _denial_question(row: dict[str, Any]) -> dict[str, str] | None:
     target = row["target"]
     if target:
         # A denial names a record id or an agent identity; a record id some realm holds is a record.
-        query |= {"memory_id": target} if _record_exists(target) else {"identity": target}
+        is_record = action in RECORD_ACTIONS and _record_exists(target)
+        query |= {"memory_id": target} if is_record else {"identity": target}
     return query
 
 

@@ -16,7 +16,7 @@ from access.caller import Access, access_for
 from access.engine import ACCESS_ACTIONS
 from memory_panel.errors import AccessDenied, PanelError
 from memory_panel.signals import access_denied, announce
-from memory_panel.store.realms import realm_names, store_failed
+from memory_panel.store.realms import store_failed
 from memory_panel.views.render import http_status, panel_view, render_page
 from mobkit_console.audit.services import audit_flush
 from mobkit_console.explainer.selectors import (
@@ -41,7 +41,6 @@ def access_page(request: HttpRequest, access: Access) -> HttpResponse:
     context = {
         "asked": asked,
         "actions": ACCESS_ACTIONS,
-        "realms": realm_names(),
         "revision": access.revision,
         "enforced": access.enforced,
         "available": access.available,
