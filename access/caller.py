@@ -21,9 +21,11 @@ from .config import current_access_config
 from .engine import (
     ACCESS_ACTIONS,
     AccessConfig,
+    Explanation,
     Principal,
     Resource,
     evaluate,
+    explain,
     groups_for_subject,
     is_admin,
     may_perform_anywhere,
@@ -72,14 +74,23 @@ class Access:
         """May the caller do `action` to agent `identity` (None: a resource-less check)?"""
         if not self.enforced or self.is_admin:
             return True
-        resource = None if identity is None else Resource(identity=identity, agent_id=identity)
-        return evaluate(self.config, self.principal, action, resource).allowed
+        return self.explain(action, identity).allowed
+
+    def explain(self, action: str, identity: str | None = None) -> Explanation:
+        """``allows`` with its evidence: every rule that matched and the ones that decided (§2.9)."""
+        config = self.config if self.enforced else replace(self.config, enabled=False)
+        return explain(config, self.principal, action, agent_resource(identity))
 
     def may_perform_anywhere(self, action: str) -> bool:
         """Coarse: is `action` granted on anything at all (selectors and denies ignored, §2.3)?"""
         if not self.enforced or self.is_admin:
             return True
         return may_perform_anywhere(self.config, self.principal, action)
+
+
+def agent_resource(identity: str | None) -> Resource | None:
+    """The bare-identity resource every check on an agent uses (module doc); None: resource-less."""
+    return None if identity is None else Resource(identity=identity, agent_id=identity)
 
 
 def subject_for_user(user: Any) -> str | None:
@@ -106,15 +117,24 @@ def caller_for_user(user: Any, *, sign_in: str, vouched_groups: frozenset[str] =
 def access_for(caller: Caller) -> Access:
     """The caller's access under the access.toml in force now."""
     loaded = current_access_config()
-    config = loaded.config
+    return _access(caller, config=loaded.config, revision=loaded.revision, available=loaded.available)
+
+
+def access_as(access: Access, caller: Caller) -> Access:
+    """What ``caller`` would get under the same config snapshot as ``access``: one request that
+    previews or explains another subject decides by one config (docs/access.md §2.9)."""
+    return _access(caller, config=access.config, revision=access.revision, available=access.available)
+
+
+def _access(caller: Caller, *, config: AccessConfig, revision: str, available: bool) -> Access:
     return Access(
         subject=caller.subject,
         groups=groups_for_subject(config, caller.subject) | (caller.vouched_groups & config.groups.keys()),
-        enforced=loaded.available and config.enabled,
+        enforced=available and config.enabled,
         is_admin=is_admin(config, caller.subject),
         config=config,
-        revision=loaded.revision,
-        available=loaded.available,
+        revision=revision,
+        available=available,
         console_admin=caller.console_admin,
     )
 
@@ -131,6 +151,12 @@ def can_administer(access: Access) -> bool:
         return True
     as_enforced = replace(config, enabled=True)
     return evaluate(as_enforced, access.principal, "access.admin", None).allowed
+
+
+def can_read_access(access: Access) -> bool:
+    """Console admins (Django superusers) and whoever may administer access.toml: the readers of the
+    audit log, of the access config over JSON-RPC and of the explainer (docs/access.md §2.9)."""
+    return access.console_admin or can_administer(access)
 
 
 def access_status(access: Access) -> dict[str, Any]:

@@ -317,26 +317,88 @@ def _rule_reaches(rule: Rule, principal: Principal, action: str) -> bool:
     return any(action_matches(p, action) for p in rule.actions) and _subject_matches(rule, principal)
 
 
+@dataclass(frozen=True)
+class RuleVerdict:
+    """What one rule did in one check: whether it matched, and if not, the first reason it did not."""
+
+    rule: Rule
+    why_not: str  # "" when the rule matched
+
+    @property
+    def matched(self) -> bool:
+        return not self.why_not
+
+
+# Why a rule did not count, in MobKit's order of asking (plain constants: every check pays for them).
+NOT_THE_ACTION = "its actions do not name this action"
+NOT_THE_SUBJECT = "its subjects and groups do not include this subject"
+NO_AGENT = "it is scoped to agents, roles or labels, and this check names no agent"
+NOT_THE_AGENT = "its agents, roles or labels do not select this agent (roles and labels are unknown here)"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One check's decision with its evidence (docs/access.md §2.9).
+
+    ``matched`` lists every rule whose action, subject and resource all matched; ``decisive`` the
+    ones that decided: every matching deny when one matched (deny overrides), else every matching
+    allow. Both are empty when the config is disabled, and ``decisive`` when the subject is an
+    admin (``basis``).
+    """
+
+    allowed: bool
+    reason: str
+    basis: Literal["disabled", "admin", "deny", "allow", "no_rule"]
+    decisive: tuple[str, ...]
+    matched: tuple[str, ...]
+    rules: tuple[Rule, ...] = ()
+    why_not: tuple[str, ...] = ()  # per rule of ``rules``, "" for a rule that matched
+
+    @property
+    def decision(self) -> Decision:
+        return Decision(self.allowed, self.reason)
+
+    @property
+    def verdicts(self) -> tuple[RuleVerdict, ...]:
+        return tuple(RuleVerdict(rule, why) for rule, why in zip(self.rules, self.why_not))
+
+
+def _why_not(rule: Rule, principal: Principal, action: str, resource: Resource | None) -> str:
+    """The first reason ``rule`` does not count for this check; "" when it matches."""
+    if not any(action_matches(p, action) for p in rule.actions):
+        return NOT_THE_ACTION
+    if not _subject_matches(rule, principal):
+        return NOT_THE_SUBJECT
+    if not _resource_matches(rule, resource):
+        return NO_AGENT if resource is None or not resource.is_present else NOT_THE_AGENT
+    return ""
+
+
+def explain(config: AccessConfig, principal: Principal, action: str, resource: Resource | None) -> Explanation:
+    """One check, in MobKit's order (disabled, admin, any deny, any allow, else deny: §2.3), with
+    every rule's part in it. ``evaluate`` is this decision without the evidence."""
+    if not config.enabled:
+        return Explanation(True, "access control is disabled", "disabled", (), ())
+    rules = config.rules
+    why_not = tuple(_why_not(rule, principal, action, resource) for rule in rules)
+    matched = tuple(rule for rule, why in zip(rules, why_not) if not why)
+    matched_ids = tuple(rule.id for rule in matched)
+    if is_admin(config, principal.subject):
+        return Explanation(True, "admin", "admin", (), matched_ids, rules, why_not)
+    # Deny overrides allow, whatever the rule order.
+    denies = tuple(rule.id for rule in matched if rule.effect == "deny")
+    if denies:
+        return Explanation(False, f"denied by rule {denies[0]}", "deny", denies, matched_ids, rules, why_not)
+    if matched:
+        return Explanation(True, f"allowed by rule {matched[0].id}", "allow", matched_ids, matched_ids, rules, why_not)
+    return Explanation(False, f"no rule allows {action}", "no_rule", (), (), rules, why_not)
+
+
 def evaluate(
     config: AccessConfig, principal: Principal, action: str, resource: Resource | None
 ) -> Decision:
     """One check, in MobKit's order: disabled, admin, any deny, any allow, else deny (§2.3)."""
-    if not config.enabled:
-        return Decision(True, "access control is disabled")
-    if is_admin(config, principal.subject):
-        return Decision(True, "admin")
-    matching = [
-        rule
-        for rule in config.rules
-        if _rule_reaches(rule, principal, action) and _resource_matches(rule, resource)
-    ]
-    # Deny overrides allow, whatever the rule order.
-    deny = next((rule for rule in matching if rule.effect == "deny"), None)
-    if deny is not None:
-        return Decision(False, f"denied by rule {deny.id}")
-    if matching:
-        return Decision(True, f"allowed by rule {matching[0].id}")
-    return Decision(False, f"no rule allows {action}")
+    return explain(config, principal, action, resource).decision
 
 
 def may_perform_anywhere(config: AccessConfig, principal: Principal, action: str) -> bool:

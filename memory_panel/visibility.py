@@ -35,13 +35,31 @@ _RESOURCE_LESS = (("mob", "mob.memory.read"), ("operator", "operator.memory.read
 # Rows
 
 
+# One check a row needs: an action, on an agent identity or resource-less (None).
+Grant = tuple[str, str | None]
+
+
+def scope_grants(scope_kind: str, scope_key: str) -> tuple[Grant, ...]:
+    """Every check a row of this scope needs, in the order they are asked (docs/access.md §2.4).
+
+    The explainer shows this chain (docs/access.md §2.9), so what it explains is what is checked.
+    """
+    if scope_kind == "identity":
+        return ((AGENT_READ, scope_key), (AGENT_VIEW, scope_key))
+    # Mob, operator and realm rows need a resource-less grant.
+    return tuple((action, None) for action in _scope_actions(scope_kind))
+
+
+def record_grants(record: MemoryRecord) -> tuple[Grant, ...]:
+    """``scope_grants`` and, for a reviewer-only row, resource-less review first."""
+    review: tuple[Grant, ...] = ((REVIEW, None),) if reviewer_only(record) else ()
+    return review + scope_grants(record.scope_kind, record.scope_key)
+
+
 def scope_visible(access: Access, scope_kind: str, scope_key: str) -> bool:
     if not access.enforced:
         return True
-    if scope_kind == "identity":
-        return access.allows(AGENT_READ, scope_key) and access.allows(AGENT_VIEW, scope_key)
-    # Mob, operator and realm rows need a resource-less grant.
-    return all(access.allows(action) for action in _scope_actions(scope_kind))
+    return all(access.allows(action, identity) for action, identity in scope_grants(scope_kind, scope_key))
 
 
 def _scope_actions(scope_kind: str) -> tuple[str, ...]:
@@ -86,9 +104,7 @@ def sees_quarantined(access: Access) -> bool:
 def record_visible(access: Access, record: MemoryRecord) -> bool:
     if not access.enforced:
         return True
-    if reviewer_only(record) and not access.allows(REVIEW):
-        return False
-    return scope_visible(access, record.scope_kind, record.scope_key)
+    return all(access.allows(action, identity) for action, identity in record_grants(record))
 
 
 def record_denial_action(access: Access, record: MemoryRecord) -> str:

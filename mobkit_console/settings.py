@@ -128,6 +128,7 @@ INSTALLED_APPS = [
     "memory_panel",
     "mobkit_console.timeline",
     "mobkit_console.audit",
+    "mobkit_console.explainer",
     "mobkit_console.observability",
 ]
 

@@ -29,6 +29,7 @@ _TABS = {
     "memory-ledger": "ledger",
     "memory-recall": "recall",
     "console-audit": "audit",
+    "console-access": "access",
 }
 
 

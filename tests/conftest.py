@@ -12,6 +12,8 @@ Fixtures only; what they build comes from tests/support (plain modules every tes
 - ``access_toml(text)`` → writes access.toml (in place, or renamed over it where a directory's
   ``access_toml_atomic`` says so) and points the console at it.
 - ``posture(name)`` → the same for a posture of ``tests.support.postures.BY_NAME``.
+- ``as_caller(text, subject, superuser=False)`` → an access.toml text (None: none) and a client
+  signed in as ``subject``, a console admin when ``superuser``.
 - ``console`` / ``rpc(method, params=None)`` → a client signed in as ``reader@example.test`` and
   the JSON-RPC response body of a call it makes.
 """
@@ -160,6 +162,23 @@ def signed_in(client, db) -> Callable[[str], User]:
         return user
 
     return sign_in
+
+
+@pytest.fixture
+def as_caller(access_toml, settings, signed_in) -> Callable[..., None]:
+    """Point the console at access.toml ``text`` (None: no file) and sign in as ``subject``,
+    a console admin (Django superuser) when ``superuser``."""
+
+    def use(text: str | None, subject: str, *, superuser: bool = False) -> None:
+        if text is None:
+            settings.MOBKIT_ACCESS_CONFIG = None
+        else:
+            access_toml(text)
+        user = signed_in(subject)
+        user.is_superuser = superuser
+        user.save()
+
+    return use
 
 
 @pytest.fixture

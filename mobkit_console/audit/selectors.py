@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils.dateparse import parse_date, parse_datetime
 
-from access.caller import Access, can_administer
+from access.caller import Access, can_read_access
 from memory_panel.errors import AccessDenied, InvalidParams
 from memory_panel.wire.params import parse_limit, query_uint
 from mobkit_console.audit.models import ACTIONS, AuditEntry
@@ -37,7 +37,7 @@ class AuditPage:
 
 def audit_readable(*, access: Access) -> bool:
     """Console admins (Django superusers) and whoever may administer access.toml (docs/audit-and-oidc.md §3)."""
-    return access.console_admin or can_administer(access)
+    return can_read_access(access)
 
 
 def require_audit_reader(*, access: Access) -> None:

@@ -24,6 +24,8 @@ REALM_INDEXING = -32020
 # MobKit's MEMORY_BACKEND_UNAVAILABLE_CODE of the current era (v0.4.13 used -32010, here READ_ONLY).
 MEMORY_BACKEND_UNAVAILABLE = -32012
 ACCESS_DENIED = -32030
+# docs/access.md §2.5: an access method asked of a console with no access.toml.
+ACCESS_UNAVAILABLE = -32004
 
 
 class RpcError(Exception):

@@ -23,6 +23,7 @@ PAGES = {
     "search": "/console/memory/records/?q=travel",
     "timeline": "/console/timeline/",
     "audit": "/console/audit/",
+    "access": "/console/access/?subject=reader@example.test&action=agent.memory.read&identity=identity:ana",
     "tile evidence": "/console/memory/holdings/taint-wall/",
     "legacy": "/console/memory/legacy/",
 }
