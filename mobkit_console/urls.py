@@ -22,6 +22,7 @@ urlpatterns = [
     path("console/rpc", rpc_endpoint, name="console-rpc"),
     path("console/experience", experience, name="console-experience"),
     path("", include("mobkit_console.audit.urls")),
+    path("", include("mobkit_console.alerts.urls")),
     path("console/", include("memory_panel.urls")),
     path("", include("mobkit_console.timeline.urls")),
 ]
