@@ -78,7 +78,9 @@ def parse_rules(raw: bytes, *, path: str | None = None) -> AlertRules:
     except UnicodeDecodeError as error:
         raise RulesError(f"alert rules are not UTF-8: {error}") from error
     except tomllib.TOMLDecodeError as error:
-        raise RulesError(f"alert rules could not be parsed: {error}") from error  # names line and column
+        # tomllib names the line and column, except at the end of the file: name its last line then.
+        where = "" if "line" in str(error) else f" (line {max(len(text.splitlines()), 1)})"
+        raise RulesError(f"alert rules could not be parsed: {error}{where}") from error
     unknown = sorted(set(data) - {"rules"})
     if unknown:
         raise RulesError(f"alert rules: unknown top-level key {unknown[0]!r} (only [[rules]] tables)")
@@ -147,5 +149,6 @@ def _parse_rule(table: Any, *, text: str, start: int) -> AlertRule:
         threshold = condition.threshold_of(table.get("threshold"))
         condition.check(rule)
     except ValueError as error:
-        raise fail("threshold" if "threshold" in str(error) else "when", f"rule {rule_id!r}: {error}") from error
+        named = [key for key in ("threshold", "tile", "identity") if key in table and key in str(error)]
+        raise fail(named[0] if named else "when", f"rule {rule_id!r}: {error}") from error
     return AlertRule(**{**rule.__dict__, "threshold": threshold})

@@ -83,7 +83,7 @@ class AppriseTarget:
         self.label = self.plugin.url(privacy=True)
 
     def send(self, payload: dict[str, Any]) -> Outcome:
-        notify_type = apprise.NotifyType.SUCCESS if payload["state"] == "resolved" else apprise.NotifyType.WARNING
+        notify_type = apprise.NotifyType.SUCCESS if payload["notice"] == "resolved" else apprise.NotifyType.WARNING
         with apprise.LogCapture(level=logging.INFO) as captured:
             ok = bool(self.plugin.notify(title=payload["title"], body=payload["body"], notify_type=notify_type))
             logged = captured.getvalue()
