@@ -28,7 +28,7 @@ from memory_panel.store.realms import connect_readonly, realm_names, realm_path
 from .durations import duration_s, span
 
 if TYPE_CHECKING:
-    from .rules import AlertRule
+    from .definitions import AlertRule
 
 RecordRef = tuple[str, str]  # (realm, memory id)
 REFS_MAX = 5

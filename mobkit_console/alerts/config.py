@@ -14,7 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 from access.settled_file import SettledFile, SettledFileError
 from mobkit_console.audit.services import NOBODY, audit_record
 
-from .rules import NO_RULES, AlertRules, RulesError, parse_rules
+from .definitions import NO_RULES, AlertRules
+from .rules import RulesError, parse_rules
 
 logger = logging.getLogger("mobkit_console.alerts")
 

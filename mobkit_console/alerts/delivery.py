@@ -14,7 +14,7 @@ from mobkit_console.observability import metrics
 
 from .models import Delivery, DeliveryAttempt
 from .notices import notice_payload
-from .rules import AlertRule
+from .definitions import AlertRule
 from .targets import TargetError, target_for, target_label
 
 logger = logging.getLogger("mobkit_console.alerts")

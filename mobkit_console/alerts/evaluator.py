@@ -27,7 +27,7 @@ from .config import current_alert_rules
 from .delivery import deliveries_enqueue, deliveries_send_due
 from .models import AlertCursor, AlertState
 from .notices import notice_payload, observation_lines
-from .rules import AlertRule, AlertRules
+from .definitions import AlertRule, AlertRules
 
 logger = logging.getLogger("mobkit_console.alerts")
 
@@ -89,7 +89,7 @@ def alerts_tick(*, now: int | None = None, check_state: bool | None = None) -> T
                     o, r = _transitions(rule, condition.observe_now(rule, now), now)
                     opened, resolved = opened + o, resolved + r
         cursor.save()
-    sent = deliveries_send_due(now=now_ms())
+    sent = deliveries_send_due(now=now)
     return TickReport(events=events, opened=opened, resolved=resolved, sent=sent)
 
 

@@ -14,7 +14,7 @@ from access.caller import Access, Caller, access_for
 from memory_panel.selectors.named_records import record_titles
 
 from .conditions import Observation, RecordRef
-from .rules import AlertRule
+from .definitions import AlertRule
 
 
 def subject_access(as_subject: str) -> Access:

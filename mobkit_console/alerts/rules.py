@@ -6,51 +6,20 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from dataclasses import dataclass, field
 from typing import Any
 
 from .conditions import CONDITIONS, condition_for
+from .definitions import AlertRule, AlertRules
 from .durations import duration_s
 from .targets import TargetError, target_for
 
 RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-DEFAULT_COOLDOWN_S = 600
 KNOWN_KEYS = frozenset({"id", "when", "notify", "realms", "threshold", "window", "cooldown", "as_subject",
                         "tile", "identity", "tainted_only"})
 
 
 class RulesError(Exception):
     """The rules file is not valid; the message names the line (and the rule) at fault."""
-
-
-@dataclass(frozen=True)
-class AlertRule:
-    id: str
-    when: str
-    notify: tuple[str, ...]
-    realms: tuple[str, ...] = ()  # empty: every realm
-    threshold: float | None = None
-    window_s: int | None = None
-    cooldown_s: int = DEFAULT_COOLDOWN_S
-    as_subject: str | None = None
-    tile: str | None = None  # tile.violated: which verdict tile
-    identity: str | None = None  # quarantine.arrived: only writes into this identity's scope
-    tainted_only: bool = False  # quarantine.arrived: only writes a tainted session made
-    line: int = 0
-
-    def covers(self, realm: str | None) -> bool:
-        return not self.realms or realm in self.realms
-
-
-@dataclass(frozen=True)
-class AlertRules:
-    rules: tuple[AlertRule, ...] = ()
-    revision: str = "0"  # short sha256 of the file's bytes; "0" without a file
-    path: str | None = None
-    by_id: dict[str, AlertRule] = field(default_factory=dict, compare=False, repr=False)
-
-
-NO_RULES = AlertRules()
 
 
 def _rule_lines(text: str) -> list[int]:

@@ -11,7 +11,7 @@ from .conditions import EventCondition, condition_for, now_ms
 from .config import current_alert_rules
 from .evaluator import window_events
 from .models import AlertState, DeliveryAttempt
-from .rules import AlertRule
+from .definitions import AlertRule
 from .targets import target_label
 
 PREVIEW_DAYS = 7

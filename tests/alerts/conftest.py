@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mobkit_console.alerts.config import load_alert_rules_at_startup
-from mobkit_console.alerts.rules import AlertRules
+from mobkit_console.alerts.definitions import AlertRules
 from tests.support.alert_receivers import SignedReceiver, SmtpReceiver
 
 SECRET = "alert-signing-secret-for-tests"
