@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +28,17 @@ from .config import current_alert_rules
 from .delivery import deliveries_enqueue, deliveries_send_due
 from .models import AlertCursor, AlertState
 from .notices import notice_payload, observation_lines
-from .definitions import AlertRule, AlertRules
+from .definitions import AlertRule
 
 logger = logging.getLogger("mobkit_console.alerts")
 
 CURSOR = "evaluator"
 EVENT_PAGE = 5000
+# Between polls that stored nothing, evaluate at most this often: pushed events are seen within
+# about a second, an event alert whose window passed resolves within one, and an idle deployment
+# pays a quarter of the ticks its follower's polls would (README "Alerts").
+IDLE_TICK_S = 1.0
+_last_tick = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ def alerts_tick(*, now: int | None = None, check_state: bool | None = None) -> T
         fresh = list(TimelineEvent.objects.filter(seq__gt=cursor.last_seq).order_by("seq")
                      .values_list("seq", "event_type")[:EVENT_PAGE])
         events = sum(1 for _, event_type in fresh if event_type in EVENT_TYPES)
+        read_to = cursor.last_seq
         if fresh:
             cursor.last_seq = fresh[-1][0]
         elif cursor.last_seq == 0:
@@ -74,34 +81,37 @@ def alerts_tick(*, now: int | None = None, check_state: bool | None = None) -> T
         due = now - cursor.last_state_check_ms >= settings.MOBKIT_ALERTS_CHECK_INTERVAL_S * 1000
         check_state = due if check_state is None else check_state
         event_rules = [rule for rule in rules.rules if condition_for(rule).kind == "event"]
-        if event_rules and (events or _event_alerts_open(rules) or check_state):
+        # Every alert's row, read (and locked) once per tick rather than once per rule.
+        states: dict[str, dict[str, AlertState]] = {}
+        for state in AlertState.objects.select_for_update().filter(rule_id__in=list(rules.by_id)):
+            states.setdefault(state.rule_id, {})[state.key] = state
+        event_open = any(state.firing for rule in event_rules for state in states.get(rule.id, {}).values())
+        if event_rules and (events or event_open or check_state):
             widest = max(condition_for(rule).window_s(rule) for rule in event_rules)
             recent = window_events(since_ms=now - widest * 1000, until_ms=now)
             for rule in event_rules:
                 in_window = [event for event in recent if event.timestamp_ms > now - condition_for(rule).window_s(rule) * 1000]
-                o, r = _transitions(rule, condition_for(rule).observe(rule, in_window), now)
+                o, r = _transitions(rule, condition_for(rule).observe(rule, in_window), now, states.get(rule.id, {}))
                 opened, resolved = opened + o, resolved + r
         if check_state:
             cursor.last_state_check_ms = now
             for rule in rules.rules:
                 condition = condition_for(rule)
                 if isinstance(condition, StateCondition):
-                    o, r = _transitions(rule, condition.observe_now(rule, now), now)
+                    o, r = _transitions(rule, condition.observe_now(rule, now), now, states.get(rule.id, {}))
                     opened, resolved = opened + o, resolved + r
-        cursor.save()
+        if check_state or cursor.last_seq != read_to:
+            cursor.save()
     sent = deliveries_send_due(now=now)
     return TickReport(events=events, opened=opened, resolved=resolved, sent=sent)
 
 
-def _event_alerts_open(rules: AlertRules) -> bool:
-    ids = [rule.id for rule in rules.rules if condition_for(rule).kind == "event"]
-    return AlertState.objects.filter(rule_id__in=ids, firing=True).exists()
+def _transitions(rule: AlertRule, observations: Iterable[Observation], now: int,
+                 states: dict[str, AlertState]) -> tuple[int, int]:
+    """Open an alert for each key newly firing, resolve each that no longer is; (opened, resolved).
 
-
-def _transitions(rule: AlertRule, observations: Iterable[Observation], now: int) -> tuple[int, int]:
-    """Open an alert for each key newly firing, resolve each that no longer is; (opened, resolved)."""
+    ``states`` are the rule's rows by key, locked by the tick's transaction."""
     firing = {observation.key: observation for observation in observations}
-    states = {state.key: state for state in AlertState.objects.select_for_update().filter(rule_id=rule.id)}
     opened = resolved = 0
     for key, observation in firing.items():
         state = states.get(key) or AlertState(rule_id=rule.id, key=key)
@@ -138,8 +148,12 @@ def _owe(rule: AlertRule, state: AlertState, notice: str, lines: list[str], now:
 
 def alerts_tick_for_leader(*, stored: Sequence[Any] = (), **_: Any) -> None:
     """``realms_followed``'s receiver: the lease holder evaluates, once per poll of the realm files."""
+    global _last_tick
     if getattr(settings, "MOBKIT_ALERTS_CONFIG", None) is None:
         return
+    if not stored and time.monotonic() - _last_tick < IDLE_TICK_S:
+        return
+    _last_tick = time.monotonic()
     try:
         alerts_tick()
     except Exception:  # noqa: BLE001 - the follower must go on following; the next poll tries again
