@@ -22,10 +22,11 @@ from access.caller import Access
 from memory_panel.errors import PanelError
 from memory_panel.selectors.quarantine import quarantine_backlog
 from memory_panel.selectors.replicas import replica_health
-from memory_panel.selectors.tiles import LABELS, TILE_IDS, verdict_tiles
+from memory_panel.selectors.tiles import LABELS, TILE_IDS, fact_record_ids, verdict_tiles
 from memory_panel.store.realms import connect_readonly, realm_names, realm_path
 
 from .durations import duration_s, span
+from .sightings import dead_sightings
 
 if TYPE_CHECKING:
     from .definitions import AlertRule
@@ -179,7 +180,7 @@ class QueueLength(StateCondition):
         for realm in self.realms(rule):
             waiting = _readable(lambda: quarantine_backlog(realm).records, 0)
             if waiting >= (rule.threshold or 1):
-                out.append(Observation(realm, realm, waiting, f"{_plural(waiting, 'record')} wait in quarantine ({realm})"))
+                out.append(Observation(realm, realm, waiting, f"{_plural(waiting, 'record')} waiting in quarantine ({realm})"))
         return out
 
 
@@ -237,6 +238,28 @@ class ScopeFloor(TileViolated):
     tile_id = "store-floor"
 
 
+class RecordsDead(StateCondition):
+    """docs/panel-tabs.md §3: DEAD is injected three times or more and never judged useful."""
+
+    name = "records.dead"
+    threshold_required = True
+    default_window_s = 3600
+
+    def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
+        window_s = rule.window_s or self.default_window_s
+        out = []
+        for realm in self.realms(rule):
+            dead = _readable(lambda: fact_record_ids(realm=realm, fact="recall.dead"), None)
+            if dead is None:
+                continue
+            turned = dead_sightings(realm=realm, dead=dead, now_ms=now_ms, since_ms=now_ms - window_s * 1000)
+            if len(turned) >= (rule.threshold or 1):
+                refs = tuple((realm, memory_id) for memory_id in turned[-REFS_MAX:])
+                out.append(Observation(realm, realm, len(turned),
+                                       f"{_plural(len(turned), 'record')} turned DEAD in {span(window_s)} ({realm})", refs))
+        return out
+
+
 class ReplicaStale(StateCondition):
     name = "replica.stale"
 
@@ -276,8 +299,8 @@ def _readable(read: Any, fallback: Any) -> Any:
 
 
 _ALL: Sequence[Condition] = (
-    QuarantineArrived(), QueueLength(), QueueOldest(), TileViolated(), WritesBurst(), ReplicaStale(),
-    RealmUnreadable(), ScopeFloor(),
+    QuarantineArrived(), QueueLength(), QueueOldest(), TileViolated(), WritesBurst(), RecordsDead(),
+    ReplicaStale(), RealmUnreadable(), ScopeFloor(),
 )
 CONDITIONS: dict[str, Condition] = {condition.name: condition for condition in _ALL}
 EVENT_TYPES = frozenset().union(*(c.types for c in _ALL if isinstance(c, EventCondition)))

@@ -1,7 +1,9 @@
-"""Durations in the rules file: ``90`` (seconds), ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"`` (docs/alerts.md §1)."""
+"""Durations in the rules file: ``90`` (seconds), ``"90s"``, ``"15m"``, ``"2h"``, ``"1d"`` (docs/alerts.md §1);
+and times as notices and the page write them."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any
 
@@ -25,3 +27,8 @@ def span(seconds: int) -> str:
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def moment(ms: int) -> str:
+    """A time in milliseconds as ISO 8601 UTC to the second: what notices and the page show."""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

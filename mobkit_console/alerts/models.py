@@ -58,3 +58,16 @@ class DeliveryAttempt(models.Model):
     ok = models.BooleanField()
     status_code = models.IntegerField(null=True)
     detail = models.CharField(max_length=200)
+
+
+class DeadSighting(models.Model):
+    """When the evaluator first saw a record DEAD (``records.dead``, docs/alerts.md §2). A realm's
+    first check writes its DEAD records as already known (at 0), so a new rule does not fire on
+    the past; a record that is no longer DEAD loses its row, and may turn DEAD again."""
+
+    realm = models.CharField(max_length=512)
+    memory_id = models.CharField(max_length=200)  # "" marks a realm already checked once
+    first_seen_ms = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["realm", "memory_id"], name="alerts_dead_once")]

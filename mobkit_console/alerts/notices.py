@@ -7,13 +7,13 @@ sent, quarantined or not.
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from access.caller import Access, Caller, access_for
 from memory_panel.selectors.named_records import record_titles
 
 from .conditions import Observation, RecordRef
+from .durations import moment
 from .definitions import AlertRule
 
 
@@ -31,15 +31,11 @@ def record_lines(rule: AlertRule, refs: tuple[RecordRef, ...]) -> list[str]:
     return [f"{titles[ref]} ({ref[1]}, {ref[0]})" if ref in titles else f"{ref[1]} ({ref[0]})" for ref in refs]
 
 
-def _moment(ms: int) -> str:
-    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).isoformat(timespec="seconds")
-
-
 def notice_payload(*, rule: AlertRule, alert_id: str, notice: str, key: str, since_ms: int, count: int,
                    summary: str, lines: list[str], now_ms: int) -> dict[str, Any]:
     """The JSON a signed webhook receives; Apprise channels get its title and body."""
     heading = {"firing": "FIRING", "resolved": "RESOLVED", "test": "TEST"}[notice]
-    body = [summary, f"{'firing since' if notice != 'resolved' else 'resolved at'} {_moment(since_ms if notice != 'resolved' else now_ms)}"]
+    body = [summary, f"{'firing since' if notice != 'resolved' else 'resolved at'} {moment(since_ms if notice != 'resolved' else now_ms)}"]
     if lines:
         body += ["records:", *(f"- {line}" for line in lines)]
     body.append(f"alert id {alert_id}")

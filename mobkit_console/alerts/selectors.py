@@ -12,6 +12,7 @@ from .config import current_alert_rules
 from .evaluator import window_events
 from .models import AlertState, DeliveryAttempt
 from .definitions import AlertRule
+from .durations import moment
 from .targets import target_label
 
 PREVIEW_DAYS = 7
@@ -27,9 +28,15 @@ class Preview:
 
 
 @dataclass(frozen=True)
+class Firing:
+    since: str  # ISO 8601 UTC
+    summary: str
+
+
+@dataclass(frozen=True)
 class RuleView:
     rule: AlertRule
-    firing: list[AlertState]
+    firing: list[Firing]
     preview: Preview
     targets: list[str]
 
@@ -71,9 +78,9 @@ def rule_preview(*, rule: AlertRule, now: int, days: int = PREVIEW_DAYS) -> Prev
 def alert_rules_view(*, now: int | None = None) -> list[RuleView]:
     now = now_ms() if now is None else now
     rules = current_alert_rules().rules
-    firing: dict[str, list[AlertState]] = {}
+    firing: dict[str, list[Firing]] = {}
     for state in AlertState.objects.filter(firing=True).order_by("since_ms"):
-        firing.setdefault(state.rule_id, []).append(state)
+        firing.setdefault(state.rule_id, []).append(Firing(moment(state.since_ms), state.summary))
     return [RuleView(rule=rule, firing=firing.get(rule.id, []), preview=rule_preview(rule=rule, now=now),
                      targets=[target_label(url) for url in rule.notify]) for rule in rules]
 
@@ -92,14 +99,15 @@ def delivery_log(*, before: int | None, limit: int = LOG_PAGE) -> DeliveryLogPag
     page = list(rows[: limit + 1])
     shown = page[:limit]
     attempts = [{
-        "id": row.id, "at_ms": row.at_ms, "ok": row.ok, "status_code": row.status_code, "detail": row.detail,
+        "id": row.id, "at": moment(row.at_ms), "ok": row.ok, "status_code": row.status_code, "detail": row.detail,
         "rule_id": row.delivery.rule_id, "notice": row.delivery.notice, "alert_id": row.delivery.alert_id,
         "target": row.delivery.target_label, "delivery_status": row.delivery.status,
     } for row in shown]
     return DeliveryLogPage(attempts, shown[-1].id if len(page) > limit else None)
 
 
-def firing_alerts(*, conditions: tuple[str, ...]) -> list[AlertState]:
+def firing_alerts(*, conditions: tuple[str, ...]) -> list[Firing]:
     """Open alerts of the rules in force whose condition is among ``conditions`` (the panel banners)."""
     ids = [rule.id for rule in current_alert_rules().rules if rule.when in conditions]
-    return list(AlertState.objects.filter(rule_id__in=ids, firing=True).order_by("since_ms")) if ids else []
+    states = AlertState.objects.filter(rule_id__in=ids, firing=True).order_by("since_ms") if ids else []
+    return [Firing(moment(state.since_ms), state.summary) for state in states]

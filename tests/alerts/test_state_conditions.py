@@ -9,7 +9,8 @@ from memory_panel.simulator.store_writer import agent, identity_scope
 from mobkit_console.alerts.evaluator import alerts_tick
 from mobkit_console.alerts.models import AlertState
 from tests.support.alert_world import ScriptedRealm
-from tests.support.postures import LUKA
+from tests.support.clients import signed_in_client, user_with_subject
+from tests.support.postures import LUKA, READER
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,6 +52,8 @@ def test_a_violated_verdict_tile_fires_and_resolves(alert_rules, realm_writer, r
     alerts_tick(check_state=True)
     assert notices(receiver) == [("lattice", "firing", "default")]
     assert fact in receiver.received[0]["body"]
+    holdings = signed_in_client(user_with_subject(READER)).get("/console/memory/").content.decode()
+    assert "Alert firing since" in holdings and "LATTICE is violated" in holdings
     realm.writer.conn.execute("UPDATE records SET trust = ? WHERE memory_id = ?", (trust, fact))
     realm.writer.conn.commit()
     alerts_tick(check_state=True)
@@ -68,3 +71,27 @@ def test_a_realm_file_that_cannot_be_read_fires(alert_rules, realm_writer, agent
     alerts_tick(check_state=True)
     assert notices(receiver)[-1] == ("unreadable", "resolved", "broken")
     assert not AlertState.objects.filter(firing=True).exists()
+
+
+def test_records_turning_dead_fire_but_those_dead_before_the_rule_do_not(alert_rules, realm_writer, receiver):
+    alert_rules(RULE.format(id="dead", when="records.dead", extra='threshold = 2\nwindow = "1h"', url=receiver.url))
+    realm = ScriptedRealm(realm_writer("default"))
+    scope = identity_scope("default", LUKA)
+    old, first, second = (realm.writer.remember(scope, f"Note {n}", "Never useful.") for n in range(3))
+
+    def inject_three_times(memory_id: str) -> None:
+        for turn in range(3):
+            realm.writer.record_injection(memory_id, LUKA, session_key=f"sess-{memory_id}-{turn}")
+
+    inject_three_times(old)  # DEAD before the rule's first check: old news
+    alerts_tick(check_state=True)
+    inject_three_times(first)
+    alerts_tick(check_state=True)
+    assert notices(receiver) == []  # one turned DEAD: below the threshold
+    inject_three_times(second)
+    alerts_tick(check_state=True)
+    assert notices(receiver) == [("dead", "firing", "default")]
+    assert first in receiver.received[0]["body"] and old not in receiver.received[0]["body"]
+    realm.writer.mark_usage(second, "judged_useful")  # no longer DEAD
+    alerts_tick(check_state=True)
+    assert notices(receiver)[-1] == ("dead", "resolved", "default")
