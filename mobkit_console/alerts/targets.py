@@ -14,7 +14,6 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import apprise
 from django.conf import settings
 
 SIGNED_SCHEMES = {"mobkit+http": "http", "mobkit+https": "https"}
@@ -75,14 +74,23 @@ class SignedWebhook:
             return Outcome(False, None, f"not delivered: {getattr(error, 'reason', error)}"[:200])
 
 
+def _apprise() -> Any:
+    # Imported on first use: it takes about half a second, which a process whose rules name no
+    # Apprise URL (or that has no rules) need not pay at every start.
+    import apprise
+
+    return apprise
+
+
 class AppriseTarget:
     def __init__(self, url: str) -> None:
-        self.plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+        self.plugin = _apprise().Apprise.instantiate(url, suppress_exceptions=True)
         if not self.plugin:
             raise TargetError(f"{url.split('://', 1)[0]}:// is neither an Apprise URL nor mobkit+https://")
         self.label = self.plugin.url(privacy=True)
 
     def send(self, payload: dict[str, Any]) -> Outcome:
+        apprise = _apprise()
         notify_type = apprise.NotifyType.SUCCESS if payload["notice"] == "resolved" else apprise.NotifyType.WARNING
         with apprise.LogCapture(level=logging.INFO) as captured:
             ok = bool(self.plugin.notify(title=payload["title"], body=payload["body"], notify_type=notify_type))
