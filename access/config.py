@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
-import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,17 +27,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .engine import AccessConfig, AccessConfigError, normalize_for_memory_actions, parse_access_config
+from .settled_file import SettledFile, SettledFileError
 from .signals import access_config_reloaded
 
 logger = logging.getLogger("access")
-
-# Stat the file at most this often. A changed file applies at the check after the one that first
-# read it, if the bytes are still the same: a valid edit is live within about two seconds.
-RECHECK_INTERVAL_S = 1.0
-STABLE_FOR_S = 0.5
-
-_FileSignature = tuple[int, int, int]  # (mtime_ns, size, inode): an atomic rename changes the inode
-
 
 @dataclass(frozen=True)
 class LoadedAccessConfig:
@@ -80,18 +71,6 @@ def rule_changes(before: AccessConfig, after: AccessConfig) -> RuleChanges:
     )
 
 
-def _read_bytes(path: Path) -> tuple[bytes, _FileSignature]:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read()
-            stat = os.fstat(handle.fileno())
-    except FileNotFoundError as error:
-        raise AccessConfigError("access config file not found") from error
-    except OSError as error:
-        raise AccessConfigError(f"access config io error: {error}") from error
-    return raw, (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-
-
 def _parse(path: Path, raw: bytes) -> LoadedAccessConfig:
     """Parse, validate and normalize one access file's bytes; AccessConfigError on any failure."""
     try:
@@ -117,90 +96,26 @@ def _parse(path: Path, raw: bytes) -> LoadedAccessConfig:
     return LoadedAccessConfig(config=config, revision=hashlib.sha256(raw).hexdigest()[:16], available=True, path=path)
 
 
-@dataclass(frozen=True)
-class _Seen:
-    """File content read once and not yet applied: it applies when a later read finds it unchanged."""
-
-    raw: bytes
-    signature: _FileSignature
-    at: float  # time.monotonic() of the first read
-
-
-class _Watcher:
-    """The last good config of one file, re-read when the file's signature changes.
-
-    docs/access.md §2.3: a changed file applies only once two reads at least ``STABLE_FOR_S``
-    apart found the same bytes. A save that truncates the file and writes it in several steps
-    can expose a prefix that still parses (a rule cut before its ``agents`` line is unscoped, and
-    the deny rules after it are gone); applying that would widen grants for as long as it lasts.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        raw, self._signature = _read_bytes(path)
-        self.loaded = _parse(path, raw)
-        self._seen: _Seen | None = None
-        self._missing_logged = False
-        self._checked_at = time.monotonic()
-
-    def current(self) -> LoadedAccessConfig:
-        if time.monotonic() - self._checked_at >= RECHECK_INTERVAL_S:
-            self.refresh()
-        return self.loaded
-
-    @property
-    def settling(self) -> bool:
-        """A changed file has been read once and waits for a second, identical read."""
-        return self._seen is not None
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._checked_at = time.monotonic()
-            try:
-                stat = os.stat(self.path)
-            except FileNotFoundError:
-                if not self._missing_logged:
-                    logger.error("%s is missing; keeping the last good access config", self.path)
-                    self._missing_logged = True
-                return
-            self._missing_logged = False
-            if self._seen is None and (stat.st_mtime_ns, stat.st_size, stat.st_ino) == self._signature:
-                return
-            try:
-                raw, signature = _read_bytes(self.path)
-            except AccessConfigError as error:
-                logger.error("%s: %s; keeping the last good access config", self.path, error)
-                return
-            seen = self._seen
-            if seen is None or seen.raw != raw or time.monotonic() - seen.at < STABLE_FOR_S:
-                if seen is None or seen.raw != raw:
-                    self._seen = _Seen(raw, signature, time.monotonic())
-                return
-            self._seen = None
-            # Remember what was decided on, so a bad file is reported once, not every second.
-            self._signature = signature
-            try:
-                loaded = _parse(self.path, raw)
-            except AccessConfigError as error:
-                logger.error("%s: %s; keeping the last good access config", self.path, error)
-                return
-            if loaded.revision == self.loaded.revision:
-                return
-            changes = rule_changes(self.loaded.config, loaded.config)
-            self.loaded = loaded
-            logger.info("reloaded access config %s (revision %s): %s", self.path, loaded.revision, changes)
-            access_config_reloaded.send_robust(
-                sender=None, added=list(changes.added), removed=list(changes.removed),
-                changed=list(changes.changed), revision=loaded.revision,
-            )
+def _applied(before: LoadedAccessConfig, after: LoadedAccessConfig) -> None:
+    changes = rule_changes(before.config, after.config)
+    logger.info("reloaded access config %s (revision %s): %s", after.path, after.revision, changes)
+    access_config_reloaded.send_robust(
+        sender=None, added=list(changes.added), removed=list(changes.removed),
+        changed=list(changes.changed), revision=after.revision,
+    )
 
 
-_watcher: _Watcher | None = None
+def _settled(path: Path) -> SettledFile[LoadedAccessConfig]:
+    """The last good config of one file (access/settled_file.py: applied once whole and stable)."""
+    return SettledFile(path, what="access config", parse=_parse, revision=lambda loaded: loaded.revision,
+                       applied=_applied, errors=(AccessConfigError,), logger=logger)
+
+
+_watcher: SettledFile[LoadedAccessConfig] | None = None
 _watcher_lock = threading.Lock()
 
 
-def _watcher_for_settings() -> _Watcher | None:
+def _watcher_for_settings() -> SettledFile[LoadedAccessConfig] | None:
     global _watcher
     configured = getattr(settings, "MOBKIT_ACCESS_CONFIG", None)  # a host project may not set it
     if configured is None:
@@ -209,8 +124,8 @@ def _watcher_for_settings() -> _Watcher | None:
     with _watcher_lock:
         if _watcher is None or _watcher.path != path:
             try:
-                _watcher = _Watcher(path)
-            except AccessConfigError as error:
+                _watcher = _settled(path)
+            except (AccessConfigError, SettledFileError) as error:
                 # There is no last good config to fall back on, so nothing safe to serve.
                 raise ImproperlyConfigured(f"MOBKIT_ACCESS_CONFIG={path}: {error}") from error
         return _watcher
@@ -230,11 +145,7 @@ def refresh_access_config() -> LoadedAccessConfig:
     watcher = _watcher_for_settings()
     if watcher is None:
         return NO_ACCESS_CONTROL
-    watcher.refresh()
-    if watcher.settling:
-        time.sleep(STABLE_FOR_S)
-        watcher.refresh()
-    return watcher.loaded
+    return watcher.settle()
 
 
 def load_access_config_at_startup() -> LoadedAccessConfig:

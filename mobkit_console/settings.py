@@ -130,6 +130,7 @@ INSTALLED_APPS = [
     "mobkit_console.audit",
     "mobkit_console.explainer",
     "mobkit_console.observability",
+    "mobkit_console.alerts",
 ]
 
 MIDDLEWARE = [
@@ -169,6 +170,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "mobkit_console.shell.console_layout",
+                "mobkit_console.alerts.context.panel_alerts",
             ],
         },
     },
@@ -221,6 +223,13 @@ else:
 MOBKIT_TIMELINE_FOLLOW_REALMS = _env_flag("MOBKIT_TIMELINE_FOLLOW_REALMS", True)
 MOBKIT_TIMELINE_FOLLOW_INTERVAL_S = 0.25
 MOBKIT_TIMELINE_FOLLOW_LEASE_S = 15.0
+
+# Alert rules and their notifications (docs/alerts.md): evaluated by the watcher lease's holder.
+MOBKIT_ALERTS_CONFIG = _env_path("MOBKIT_ALERTS_CONFIG")
+MOBKIT_ALERTS_WEBHOOK_SECRET = os.environ.get("MOBKIT_ALERTS_WEBHOOK_SECRET", "").strip() or None
+MOBKIT_ALERTS_CHECK_INTERVAL_S = float(os.environ.get("MOBKIT_ALERTS_CHECK_INTERVAL_S", "").strip() or 30)
+MOBKIT_ALERTS_RETRY_BASE_S = float(os.environ.get("MOBKIT_ALERTS_RETRY_BASE_S", "").strip() or 5)
+MOBKIT_ALERTS_MAX_ATTEMPTS = int(os.environ.get("MOBKIT_ALERTS_MAX_ATTEMPTS", "").strip() or 8)
 
 # The event log is bounded by both: the oldest events go once either limit is passed (0: no limit).
 MOBKIT_TIMELINE_MAX_EVENTS = int(os.environ.get("MOBKIT_TIMELINE_MAX_EVENTS", "").strip() or 100_000)

@@ -23,6 +23,7 @@ urlpatterns = [
     path("console/experience", experience, name="console-experience"),
     path("", include("mobkit_console.audit.urls")),
     path("", include("mobkit_console.explainer.urls")),
+    path("", include("mobkit_console.alerts.urls")),
     path("console/", include("memory_panel.urls")),
     path("", include("mobkit_console.timeline.urls")),
 ]

@@ -171,15 +171,29 @@ def _realm_facts(access: Access, realm: str, sample: int) -> _RealmFacts:
                 if room > 0:
                     out.samples[fact] += index.tile_fact_ids(fact, kind, key, room)
         return out
-    rows = realm_memo(realm, "tile_facts",
-                      lambda: sorted(fact_rows(realm_cursor(realm), placeholder="%s"), key=lambda row: row[1]))
-    for fact, memory_id, kind, key, status in rows:
+    for fact, memory_id, kind, key, status in _direct_fact_rows(realm):
         if fact in FACTS and tile_fact_visible(access, kind, key, status):
             out.counts[fact] += 1
             ids = out.samples.setdefault(fact, [])
             if len(ids) < sample:
                 ids.append(memory_id)
     return out
+
+
+def _direct_fact_rows(realm: str) -> list[tuple[str, str, str, str, str]]:
+    """The realm's facts read from its file (a realm without an index), kept while the file stands still."""
+    return realm_memo(realm, "tile_facts",
+                      lambda: sorted(fact_rows(realm_cursor(realm), placeholder="%s"), key=lambda row: row[1]))
+
+
+def fact_record_ids(*, realm: str, fact: str) -> list[str]:
+    """Every record of ``realm`` with ``fact`` (``store/tile_facts.py``), whoever may read it: for
+    the console's own alert conditions (docs/alerts.md §2), which name ids, never text."""
+    index = realm_index(realm)
+    if index is None:
+        return [memory_id for name, memory_id, *_ in _direct_fact_rows(realm) if name == fact]
+    return [memory_id for name, kind, key, _, count in index.tile_facts() if name == fact
+            for memory_id in index.tile_fact_ids(fact, kind, key, count)]
 
 
 def _evidence(facts: Iterable[_RealmFacts], wanted: Iterable[str]) -> list[Evidence]:

@@ -16,6 +16,8 @@ ACTIONS = (
     "sign_in",
     "token.create",
     "access.reload",
+    "alerts.reload",
+    "alerts.test",
 )
 
 

@@ -77,6 +77,13 @@ audit_entries_written = Counter(
     "mobkit_audit_entries_written", "Audit entries written to the console database, queued or written at once.",
 )
 audit_entries_lost = Counter("mobkit_audit_entries_lost", "Queued audit entries a failed write lost.")
+alert_deliveries_attempted = Counter(
+    "mobkit_alert_deliveries_attempted", "Attempts to deliver an alert notice to one receiver (docs/alerts.md §3).",
+)
+alert_deliveries_failed = Counter("mobkit_alert_deliveries_failed", "Alert delivery attempts that failed (retried).")
+alert_deliveries_dropped = Counter(
+    "mobkit_alert_deliveries_dropped", "Alert notices given up after MOBKIT_ALERTS_MAX_ATTEMPTS failed attempts.",
+)
 
 # The JSON-RPC method label of a name no method is registered under: callers choose method names.
 OTHER_METHOD = "other"

@@ -24,6 +24,7 @@ from django.db import connections
 
 from .models import TimelineEvent
 from .services import events_broadcast, events_broadcast_sync
+from .signals import realms_followed
 from .watcher import RealmWatcher, lease_acquire, lease_holder, lease_release
 
 logger = logging.getLogger("mobkit_console.timeline")
@@ -60,6 +61,8 @@ class RealmFollower:
                     renewed_at = time.monotonic()
                 if self.leading:
                     stored = watcher.poll_once()
+                    # docs/timeline-live.md §1: what else the lease holder does after each poll (alerts).
+                    realms_followed.send(sender=RealmFollower, stored=stored)
                     if stored and verbose:
                         self.report("stored", f"Put {len(stored)} new event{'s' if len(stored) != 1 else ''}"
                                               " from the realm files on the timeline.")

@@ -209,7 +209,7 @@ def test_an_emptied_file_still_denies_over_rpc(access_toml, agent_memory_dir, cl
 
 def test_a_file_caught_half_written_never_widens_grants(access_toml, monkeypatch):
     """A save that truncates and writes in steps: the prefix cut before `agents` parses, unscoped."""
-    monkeypatch.setattr("access.config.RECHECK_INTERVAL_S", 0)  # every call is a check of the file
+    monkeypatch.setattr("access.settled_file.RECHECK_INTERVAL_S", 0)  # every call is a check of the file
     path = access_toml(SCOUT_READ_LEAD_DENIED)
     assert current_access_config().config.rules[1].agents == ("identity:scout",)
     edited = SCOUT_READ_LEAD_DENIED.replace('id = "never-lead"', 'id = "never-lead-or-luka"').replace(
