@@ -88,7 +88,7 @@ def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, m
         realm, ("holdings", with_quarantined), partial(realm_holdings, with_quarantined=with_quarantined)
     )
     held = held or []
-    scopes = [s for s in held if scope_visible(access, s.scope_kind, s.scope_key)]
+    scopes = _visible_scopes(access, held)
     identities = sorted({s.scope_key for s in scopes if s.scope_kind == "identity"})
     mobs = sorted({s.scope_key for s in scopes if s.scope_kind == "mob"})
     if identity is None and mob is None and identities:
@@ -106,16 +106,34 @@ def knowledge_lens(*, access: Access, realm: str | None, identity: str | None, m
     )
 
 
+def _visible_scopes(access: Access, held: list[ScopeHoldings]) -> list[ScopeHoldings]:
+    """The scopes the caller may read, each ``(kind, key)`` decided once: across 500 realms the same
+    agents' scopes come 500 times, and the decision does not depend on the realm."""
+    decided: dict[tuple[str, str], bool] = {}
+    visible = []
+    for s in held:
+        scope = (s.scope_kind, s.scope_key)
+        if scope not in decided:
+            decided[scope] = scope_visible(access, *scope)
+        if decided[scope]:
+            visible.append(s)
+    return visible
+
+
 def _composition(
     access: Access, scopes: list[ScopeHoldings], identity: str | None, mob: str | None
 ) -> list[CompositionPart]:
     """identity ∪ mob ∪ operator ∪ realm: what recall and injection may draw on, as active counts."""
+    # Summed in one pass: per scope, and per kind under the key None.
+    active: dict[tuple[str, str | None], int] = defaultdict(int)
+    for s in scopes:
+        active[(s.scope_kind, s.scope_key)] += s.active
+        active[(s.scope_kind, None)] += s.active
 
     def part(kind: str, key: str | None, note: str = "") -> CompositionPart:
         if not scope_kind_readable(access, kind) or (key is not None and not scope_visible(access, kind, key)):
             return CompositionPart(kind, key, None, needs=SCOPE_READ_ACTION[kind], note=note)
-        count = sum(s.active for s in scopes if s.scope_kind == kind and key in (None, s.scope_key))
-        return CompositionPart(kind, key, count, note=note)
+        return CompositionPart(kind, key, active[(kind, key)], note=note)
 
     parts = [part("identity", identity)] if identity is not None else []
     if mob is not None:
