@@ -1,0 +1,165 @@
+"""A realm's history, replayed from its audit rows: what each record was at any moment (docs/history.md §3).
+
+Every write is a batch whose ops leave one audit row each, with the batch's one ``applied_at_ms``
+(docs/store-format.md §4.1); ops change a record's status as docs/store-format.md §4.2 and §7.4
+say. Replaying the rows in ``audit_id`` order gives each record's status changes with their times.
+The replay is checked against the records as they are now: when it does not end where the file
+stands (audit rows missing, a hand edit) or the file is of the older format (its reviews leave no
+``review`` in the audit), the history is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from memory_panel.errors import HistoryUnavailable
+from memory_panel.store.realm_memo import realm_memo
+from memory_panel.store.realms import store_format
+from memory_panel.store.rows import realm_cursor
+
+# What happened to a record at one moment (docs/history.md §3).
+ADDED, SUPERSEDED, TOMBSTONED, QUARANTINED, RELEASED = "added", "superseded", "tombstoned", "quarantined", "released"
+CHANGE_KINDS = (ADDED, SUPERSEDED, TOMBSTONED, QUARANTINED, RELEASED)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One record's status change: ``status`` (and ``status_detail``) from ``at_ms`` on.
+
+    ``other_id`` names the record the change involves: the successor of a superseded record, the
+    successor a release made, or the prior a new version superseded.
+    """
+
+    at_ms: int
+    audit_id: int
+    memory_id: str
+    kind: str
+    status: str
+    status_detail: str | None = None
+    other_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordState:
+    """A record as it stood at one moment: its status then, and when it last changed."""
+
+    status: str
+    status_detail: str | None
+    changed_at_ms: int
+
+
+@dataclass
+class RealmHistory:
+    """Every status change of a realm's records, in audit order."""
+
+    changes: list[Change] = field(default_factory=list)
+    _at: list[int] = field(default_factory=list)  # changes' at_ms, ascending in audit order
+
+    def state_at(self, at_ms: int) -> dict[str, RecordState]:
+        """Each record that existed at ``at_ms`` (inclusive), as it stood then."""
+        states: dict[str, RecordState] = {}
+        for change in self.changes[: self._last_index(at_ms)]:
+            states[change.memory_id] = RecordState(change.status, change.status_detail, change.at_ms)
+        return states
+
+    def between(self, from_ms: int, to_ms: int) -> list[Change]:
+        """The changes after ``from_ms`` up to ``to_ms`` (inclusive), oldest first."""
+        return self.changes[self._last_index(from_ms) : self._last_index(to_ms)]
+
+    def _last_index(self, at_ms: int) -> int:
+        # Times follow audit order except across a clock step back; one index keeps the replay's order.
+        return bisect.bisect_right(self._at, at_ms)
+
+
+def realm_history(realm: str) -> RealmHistory:
+    """The realm's history, kept while its file stands still. Raises ``HistoryUnavailable``."""
+    history = realm_memo(realm, "history", partial(_replayed, realm))
+    if isinstance(history, HistoryUnavailable):
+        raise history
+    return history
+
+
+def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
+    fmt = store_format(realm)
+    if not fmt.has("meerkat_schema") or not fmt.has("audit"):
+        return HistoryUnavailable(realm, "the realm file is of the older format, whose audit rows do not record "
+                                        "quarantine reviews")
+    cursor = realm_cursor(realm)
+    try:
+        records = {row[0]: row[1:] for row in cursor.execute(
+            "SELECT memory_id, supersedes, status_kind, status_detail FROM records")}
+        rows = cursor.execute(
+            "SELECT audit_id, stage_token, op_kind, memory_id, detail, applied_at_ms FROM audit ORDER BY audit_id")
+        history = _replay(rows, records)
+    finally:
+        cursor.close()
+    problem = _disagreement(history, records)
+    return HistoryUnavailable(realm, problem) if problem else history
+
+
+def _replay(rows: Any, records: dict[str, tuple]) -> RealmHistory:
+    history = RealmHistory()
+    batch: list[tuple] = []
+    for row in rows:
+        if batch and row[1] != batch[0][1]:
+            _batch_changes(history, batch, records)
+            batch = []
+        batch.append(row)
+    if batch:
+        _batch_changes(history, batch, records)
+    history._at = [change.at_ms for change in history.changes]
+    # A clock that stepped back leaves times out of order; the moment a change is placed at is
+    # then the latest time of any change before it, so the replay's order is kept.
+    for index in range(1, len(history._at)):
+        history._at[index] = max(history._at[index], history._at[index - 1])
+    return history
+
+
+def _batch_changes(history: RealmHistory, batch: list[tuple], records: dict[str, tuple]) -> None:
+    """docs/store-format.md §4.2 and §7.4: the status changes one batch made."""
+    details = [_detail(row[4]) for row in batch]
+    review = details[0].get("review") if isinstance(details[0].get("review"), dict) else None
+    add = history.changes.append
+    for (audit_id, _, op, memory_id, _, at_ms), detail in zip(batch, details):
+        if not memory_id:
+            continue
+        reason = detail.get("quarantined")
+        if op in ("create", "supersede"):
+            if reason:
+                add(Change(at_ms, audit_id, memory_id, QUARANTINED, "quarantined", str(reason)))
+                continue
+            prior = (records.get(memory_id) or (None,))[0] if op == "supersede" else None
+            add(Change(at_ms, audit_id, memory_id, ADDED, "active", other_id=prior))
+            if prior:
+                add(Change(at_ms, audit_id, prior, SUPERSEDED, "superseded", memory_id, other_id=memory_id))
+        elif op == "tombstone":
+            released = review is not None and review.get("verdict") == "release" and review.get("origin") == memory_id
+            successor = review.get("successor") if released else None
+            add(Change(at_ms, audit_id, memory_id, RELEASED if released else TOMBSTONED, "tombstoned",
+                       other_id=successor if isinstance(successor, str) else None))
+
+
+def _detail(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _disagreement(history: RealmHistory, records: dict[str, tuple]) -> str | None:
+    """Why the replay does not end where the file stands, or None when it does."""
+    final = {change.memory_id: change for change in history.changes}
+    missing = [memory_id for memory_id in records if memory_id not in final]
+    if missing:
+        return f"{len(missing)} record(s) have no audit row of their write (audit rows missing)"
+    differ = [memory_id for memory_id, (_, status, detail) in records.items()
+              if (final[memory_id].status, final[memory_id].status_detail if status == "superseded" else None)
+              != (status, detail if status == "superseded" else None)]
+    if differ:
+        return f"{len(differ)} record(s) stand otherwise than their audit rows say (audit rows missing or edited)"
+    return None
