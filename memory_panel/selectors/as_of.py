@@ -13,10 +13,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_panel.cursor import Cursor
-from memory_panel.errors import AccessDenied, NotFound
+from memory_panel.errors import AccessDenied, InvalidParams, NotFound
 from memory_panel.selectors.biography import supersede_chain
+from memory_panel.selectors.diff import VersionDiff, version_diff
 from memory_panel.selectors.holdings import ScopeHoldings
-from memory_panel.store.history import Change, RecordState, realm_history
+from memory_panel.store.history import CHANGE_KINDS, SUPERSEDED, Change, RecordState, realm_history
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import SCOPE_ORDER, MemoryRecord, decode_record
 from memory_panel.store.rows import list_rows, panel_realms, realm_read
@@ -173,6 +174,11 @@ class ChangeRow:
     change: Change
     record: MemoryRecord
 
+    @property
+    def key(self) -> tuple[int, str]:
+        """The keyset position: the moment, then the record (one record changes once per batch)."""
+        return (self.change.at_ms, self.record.id)
+
 
 def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: int) -> list[ChangeRow]:
     """Every change after ``from_ms`` up to ``to_ms`` the caller may see, oldest first (docs/history.md §5).
@@ -194,5 +200,38 @@ def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: i
                 record = _as_it_stood(record, RecordState(change.status, change.status_detail, change.at_ms))
                 if record_visible(access, record):
                     out.append(ChangeRow(name, change, record))
-    out.sort(key=lambda row: (row.change.at_ms, row.realm, row.change.audit_id))
+    out.sort(key=lambda row: row.key)
     return out
+
+
+@dataclass(frozen=True)
+class ChangesPage:
+    """One keyset page of the changes between two moments, the counts of them all by kind, and
+    each superseded record's word diff to its successor (None where the caller may not read both)."""
+
+    changes: list[ChangeRow]
+    counts: dict[str, int]
+    total: int
+    next_cursor: Cursor | None
+    diffs: dict[tuple[str, str], VersionDiff | None]
+
+
+def changes_page(*, access: Access, realm: str | None, from_ms: int, to_ms: int, limit: int,
+                 cursor: Cursor | None = None) -> ChangesPage:
+    """``changes_between`` in keyset pages of (moment, memory_id), oldest first (docs/history.md §5)."""
+    every = changes_between(access=access, realm=realm, from_ms=from_ms, to_ms=to_ms)
+    counts = Counter(row.change.kind for row in every)
+    after = [row for row in every if cursor is None or row.key > cursor.key()]
+    page = after[:limit]
+    more = len(after) > limit and page
+    diffs = {(row.realm, row.record.id): change_diff(access, row) for row in page if row.change.kind == SUPERSEDED}
+    return ChangesPage(page, {kind: counts[kind] for kind in CHANGE_KINDS}, len(every),
+                       Cursor(page[-1].change.at_ms, page[-1].record.id) if more else None, diffs)
+
+
+def change_diff(access: Access, row: ChangeRow) -> VersionDiff | None:
+    """A superseded record's word diff to its successor; None unless the caller may read both."""
+    try:
+        return version_diff(access=access, realm=row.realm, memory_id=row.change.other_id or "")
+    except (AccessDenied, NotFound, InvalidParams):
+        return None

@@ -168,7 +168,7 @@ def test_backfill_by_hand_refuses_what_it_cannot_do(agent_memory_dir: Path):
 def test_two_processes_put_the_history_on_the_timeline_once(tmp_path: Path):
     state = tmp_path / "state"
     (state / "console").mkdir(parents=True)
-    env = deployment_env(state)
+    env = deployment_env(state, MOBKIT_TIMELINE_BACKFILL_DAYS="30")
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo", "--realm", "ops", "--no-timeline")
 
