@@ -3,12 +3,14 @@
 Statuses come from the realm's replayed audit rows (``memory_panel/store/history.py``); a record's
 content is its row, which never changes once written (a new version is a new row). Every record
 passes the pages' own visibility check with its status at that moment, so a record then in
-quarantine is a reviewer's alone, as it was then.
+quarantine is a reviewer's alone, as it was then. Rows are chosen, counted and ordered on their
+facts (``record_facts``: scope, kind, flag) and only the rows a page shows are decoded.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -17,11 +19,19 @@ from memory_panel.errors import AccessDenied, InvalidParams, NotFound
 from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.diff import VersionDiff, version_diff
 from memory_panel.selectors.holdings import ScopeHoldings
-from memory_panel.store.history import CHANGE_KINDS, SUPERSEDED, Change, RecordState, realm_history
+from memory_panel.store.history import (
+    CHANGE_KINDS,
+    SUPERSEDED,
+    Change,
+    RecordFacts,
+    RecordState,
+    realm_history,
+    record_facts,
+)
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import SCOPE_ORDER, MemoryRecord, decode_record
-from memory_panel.store.rows import list_rows, panel_realms, realm_read
-from memory_panel.visibility import record_denial_action, record_visible
+from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
+from memory_panel.visibility import record_denial_action, record_visible, row_checker
 from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 if TYPE_CHECKING:
@@ -43,19 +53,44 @@ def _as_it_stood(record: MemoryRecord, state: RecordState) -> MemoryRecord:
     return replace(record, status=state.status, status_detail=state.status_detail, updated_at_ms=state.changed_at_ms)
 
 
-def _realm_records_at(access: Access, realm: str, at_ms: int) -> list[MemoryRecord]:
+@dataclass(frozen=True, slots=True)
+class _Then:
+    """A record at a moment, not decoded: its realm, facts and state then."""
+
+    realm: str
+    facts: RecordFacts
+    state: RecordState
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.state.changed_at_ms, self.facts.memory_id)
+
+
+def _realm_then(access: Access, realm: str, at_ms: int, *, with_body_bytes: bool = False) -> list[_Then]:
     """The realm's records that existed at ``at_ms``, as they stood, those the caller may see then."""
     states = realm_history(realm).state_at(at_ms)
+    visible = row_checker(access)
     out = []
-    # Every row once, kept by id: a list of ids past SQLite's bound-variable limit cannot be a filter.
-    for row in list_rows(realm_alias(realm), realm).iterator():
-        state = states.get(row["memory_id"])
-        if state is None:
-            continue
-        record = _as_it_stood(decode_record(realm, row), state)
-        if record_visible(access, record):
-            out.append(record)
+    for facts in record_facts(realm, with_body_bytes=with_body_bytes):
+        state = states.get(facts.memory_id)
+        if state is not None and visible(facts.scope_kind, facts.scope_key, state.status, facts.ever_quarantined):
+            out.append(_Then(realm, facts, state))
     return out
+
+
+def _decoded(rows: list[tuple[str, str, RecordState]]) -> list[MemoryRecord]:
+    """The (realm, memory_id, state then) rows' records as they stood, in order (one statement per realm)."""
+    by_realm: dict[str, list[str]] = {}
+    for realm, memory_id, _ in rows:
+        by_realm.setdefault(realm, []).append(memory_id)
+    records = {(realm, record.id): record
+               for realm, ids in by_realm.items() for record in records_by_id(realm_alias(realm), realm, ids)}
+    return [_as_it_stood(records[(realm, memory_id)], state)
+            for realm, memory_id, state in rows if (realm, memory_id) in records]
+
+
+def _then_rows(rows: list[_Then]) -> list[tuple[str, str, RecordState]]:
+    return [(row.realm, row.facts.memory_id, row.state) for row in rows]
 
 
 def records_as_of(
@@ -63,23 +98,26 @@ def records_as_of(
     scope_key: str | None = None, kind: str | None = None, limit: int, cursor: Cursor | None = None,
 ) -> RecordsAsOf:
     """The Records page at ``at_ms``: keyset pages by (last change then, memory_id), newest first."""
-    kept: list[MemoryRecord] = []
+    kept: list[_Then] = []
+    by_status: Counter = Counter()
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            kept += [r for r in _realm_records_at(access, name, at_ms)
-                     if (scope_kind is None or r.scope_kind == scope_kind)
-                     and (scope_key is None or r.scope_key == scope_key)
-                     and (kind is None or r.kind == kind)]
-    by_status = Counter(record.status for record in kept)
-    if status is not None:
-        kept = [record for record in kept if record.status == status]
-    kept.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
+            for row in _realm_then(access, name, at_ms):
+                facts = row.facts
+                if ((scope_kind is None or facts.scope_kind == scope_kind)
+                        and (scope_key is None or facts.scope_key == scope_key)
+                        and (kind is None or facts.kind == kind)):
+                    by_status[row.state.status] += 1
+                    if status is None or row.state.status == status:
+                        kept.append(row)
+    kept.sort(key=lambda row: row.key, reverse=True)
     total = len(kept)
     if cursor is not None:
-        kept = [record for record in kept if (record.updated_at_ms, record.id) < cursor.key()]
-    page = kept[:limit]
-    more = len(kept) > limit and page
-    return RecordsAsOf(page, Cursor.after(page[-1]) if more else None, total, dict(by_status))
+        kept = [row for row in kept if row.key < cursor.key()]
+    shown = kept[:limit]
+    page = _decoded(_then_rows(shown))
+    with_more = len(kept) > limit and shown
+    return RecordsAsOf(page, Cursor(*shown[-1].key) if with_more else None, total, dict(by_status))
 
 
 @dataclass(frozen=True)
@@ -127,11 +165,11 @@ def holdings_as_of(*, access: Access, realm: str | None, at_ms: int) -> list[Sco
     counts: dict[tuple[str, str, str], Counter] = {}
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            for record in _realm_records_at(access, name, at_ms):
-                tally = counts.setdefault((name, record.scope_kind, record.scope_key), Counter())
-                tally[record.status] += 1
-                if record.status == "active":
-                    tally["body_bytes"] += record.body_bytes
+            for row in _realm_then(access, name, at_ms, with_body_bytes=True):
+                tally = counts.setdefault((name, row.facts.scope_kind, row.facts.scope_key), Counter())
+                tally[row.state.status] += 1
+                if row.state.status == "active":
+                    tally["body_bytes"] += row.facts.body_bytes
     out = [
         ScopeHoldings(realm=name, scope_kind=kind, scope_key=key, active=t["active"], quarantined=t["quarantined"],
                       superseded=t["superseded"], tombstoned=t["tombstoned"], body_bytes=t["body_bytes"],
@@ -156,14 +194,21 @@ KNOWLEDGE_RECORDS_SHOWN = 50
 
 def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: int) -> KnowledgeAsOf:
     """The identity's own scope and the realm-wide scope, as they stood (docs/history.md §4)."""
-    known: list[MemoryRecord] = []
+    known: list[_Then] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            known += [r for r in _realm_records_at(access, name, at_ms) if r.status == "active"
-                      and (r.scope_kind == "realm" or (r.scope_kind == "identity" and r.scope_key == identity))]
-    tally = Counter((r.realm, "realm" if r.scope_kind == "realm" else r.scope_key, r.kind) for r in known)
-    known.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
-    return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), known[:KNOWLEDGE_RECORDS_SHOWN])
+            known += [row for row in _realm_then(access, name, at_ms) if row.state.status == "active"
+                      and (row.facts.scope_kind == "realm"
+                           or (row.facts.scope_kind == "identity" and row.facts.scope_key == identity))]
+    tally = Counter((row.realm, "realm" if row.facts.scope_kind == "realm" else row.facts.scope_key, row.facts.kind)
+                    for row in known)
+    known.sort(key=lambda row: row.key, reverse=True)
+    shown: list[MemoryRecord] = []
+    for name in panel_realms(realm):
+        with realm_read(name, alone=realm is not None):
+            shown += _decoded(_then_rows([row for row in known[:KNOWLEDGE_RECORDS_SHOWN] if row.realm == name]))
+    shown.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
+    return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), shown)
 
 
 @dataclass(frozen=True)
@@ -180,28 +225,62 @@ class ChangeRow:
         return (self.change.at_ms, self.record.id)
 
 
-def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: int) -> list[ChangeRow]:
-    """Every change after ``from_ms`` up to ``to_ms`` the caller may see, oldest first (docs/history.md §5).
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """A change the caller may see, its record not decoded yet."""
+
+    realm: str
+    change: Change
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.change.at_ms, self.change.memory_id)
+
+
+def _visible_changes(access: Access, realm: str | None, from_ms: int, to_ms: int) -> list[_Changed]:
+    """Every change after ``from_ms`` up to ``to_ms`` the caller may see, in keyset order.
 
     A change is seen by those who may see its record as it stood right after the change, so a
     record's quarantine, and its release, are a reviewer's.
     """
-    out: list[ChangeRow] = []
+    out: list[_Changed] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
             changes = realm_history(name).between(from_ms, to_ms)
-            ids = {change.memory_id for change in changes}
-            rows = {row["memory_id"]: decode_record(name, row)
-                    for row in list_rows(realm_alias(name), name).iterator() if row["memory_id"] in ids}
+            if not changes:
+                continue
+            visible = row_checker(access)
+            facts = {row.memory_id: row for row in record_facts(name)}
             for change in changes:
-                record = rows.get(change.memory_id)
-                if record is None:
-                    continue
-                record = _as_it_stood(record, RecordState(change.status, change.status_detail, change.at_ms))
-                if record_visible(access, record):
-                    out.append(ChangeRow(name, change, record))
+                row = facts.get(change.memory_id)
+                if row is not None and visible(row.scope_kind, row.scope_key, change.status, row.ever_quarantined):
+                    out.append(_Changed(name, change))
     out.sort(key=lambda row: row.key)
     return out
+
+
+def _change_rows(changed: list[_Changed]) -> list[ChangeRow]:
+    """The changes with their records as they stood right after each (a record gone from the file is left out)."""
+    records = _decoded([(row.realm, row.change.memory_id,
+                         RecordState(row.change.status, row.change.status_detail, row.change.at_ms)) for row in changed])
+    by_key = {(record.realm, record.id, record.updated_at_ms, record.status): record for record in records}
+    out = []
+    for row in changed:
+        record = by_key.get((row.realm, row.change.memory_id, row.change.at_ms, row.change.status))
+        if record is not None:
+            out.append(ChangeRow(row.realm, row.change, record))
+    return out
+
+
+CHANGES_DECODED = 500  # rows decoded at a time by the exports' walk
+
+
+def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: int) -> Iterator[ChangeRow]:
+    """Every change after ``from_ms`` up to ``to_ms`` the caller may see, oldest first (docs/history.md §5),
+    decoded a slice at a time."""
+    changed = _visible_changes(access, realm, from_ms, to_ms)
+    for start in range(0, len(changed), CHANGES_DECODED):
+        yield from _change_rows(changed[start : start + CHANGES_DECODED])
 
 
 @dataclass(frozen=True)
@@ -219,14 +298,15 @@ class ChangesPage:
 def changes_page(*, access: Access, realm: str | None, from_ms: int, to_ms: int, limit: int,
                  cursor: Cursor | None = None) -> ChangesPage:
     """``changes_between`` in keyset pages of (moment, memory_id), oldest first (docs/history.md §5)."""
-    every = changes_between(access=access, realm=realm, from_ms=from_ms, to_ms=to_ms)
+    every = _visible_changes(access, realm, from_ms, to_ms)
     counts = Counter(row.change.kind for row in every)
     after = [row for row in every if cursor is None or row.key > cursor.key()]
-    page = after[:limit]
-    more = len(after) > limit and page
+    shown = after[:limit]
+    page = _change_rows(shown)
+    with_more = len(after) > limit and shown
     diffs = {(row.realm, row.record.id): change_diff(access, row) for row in page if row.change.kind == SUPERSEDED}
     return ChangesPage(page, {kind: counts[kind] for kind in CHANGE_KINDS}, len(every),
-                       Cursor(page[-1].change.at_ms, page[-1].record.id) if more else None, diffs)
+                       Cursor(*shown[-1].key) if with_more else None, diffs)
 
 
 def change_diff(access: Access, row: ChangeRow) -> VersionDiff | None:

@@ -11,7 +11,6 @@ stands (audit rows missing, a hand edit) or the file is of the older format (its
 from __future__ import annotations
 
 import bisect
-import json
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -26,7 +25,7 @@ ADDED, SUPERSEDED, TOMBSTONED, QUARANTINED, RELEASED = "added", "superseded", "t
 CHANGE_KINDS = (ADDED, SUPERSEDED, TOMBSTONED, QUARANTINED, RELEASED)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """One record's status change: ``status`` (and ``status_detail``) from ``at_ms`` on.
 
@@ -43,7 +42,7 @@ class Change:
     other_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RecordState:
     """A record as it stood at one moment: its status then, and when it last changed."""
 
@@ -83,6 +82,18 @@ def realm_history(realm: str) -> RealmHistory:
     return history
 
 
+# The audit columns the replay needs, the JSON fields read by SQLite (a row whose detail is not
+# JSON has none of them): parsing every detail in Python was most of a large realm's replay.
+_AUDIT_SQL = (
+    "SELECT audit_id, stage_token, op_kind, memory_id, applied_at_ms,"
+    " CASE WHEN json_valid(detail) THEN json_extract(detail, '$.quarantined') END,"
+    " CASE WHEN json_valid(detail) THEN json_extract(detail, '$.review.verdict') END,"
+    " CASE WHEN json_valid(detail) THEN json_extract(detail, '$.review.origin') END,"
+    " CASE WHEN json_valid(detail) THEN json_extract(detail, '$.review.successor') END"
+    " FROM audit WHERE op_kind IN ('create', 'supersede', 'tombstone') ORDER BY audit_id"
+)
+
+
 def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
     fmt = store_format(realm)
     if not fmt.has("meerkat_schema") or not fmt.has("audit"):
@@ -92,9 +103,7 @@ def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
     try:
         records = {row[0]: row[1:] for row in cursor.execute(
             "SELECT memory_id, supersedes, status_kind, status_detail FROM records")}
-        rows = cursor.execute(
-            "SELECT audit_id, stage_token, op_kind, memory_id, detail, applied_at_ms FROM audit ORDER BY audit_id")
-        history = _replay(rows, records)
+        history = _replay(cursor.execute(_AUDIT_SQL), records)
     finally:
         cursor.close()
     problem = _disagreement(history, records)
@@ -102,15 +111,24 @@ def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
 
 
 def _replay(rows: Any, records: dict[str, tuple]) -> RealmHistory:
+    """docs/store-format.md §4.2 and §7.4: the status changes each op made, in audit order."""
     history = RealmHistory()
-    batch: list[tuple] = []
-    for row in rows:
-        if batch and row[1] != batch[0][1]:
-            _batch_changes(history, batch, records)
-            batch = []
-        batch.append(row)
-    if batch:
-        _batch_changes(history, batch, records)
+    add = history.changes.append
+    for audit_id, _, op, memory_id, at_ms, reason, verdict, origin, successor in rows:
+        if not memory_id:
+            continue
+        if op == "tombstone":
+            # The origin of a release is tombstoned by the release's own batch (a review rides on every row).
+            released = verdict == "release" and origin == memory_id
+            add(Change(at_ms, audit_id, memory_id, RELEASED if released else TOMBSTONED, "tombstoned",
+                       other_id=successor if released and isinstance(successor, str) else None))
+        elif reason:
+            add(Change(at_ms, audit_id, memory_id, QUARANTINED, "quarantined", str(reason)))
+        else:
+            prior = (records.get(memory_id) or (None,))[0] if op == "supersede" else None
+            add(Change(at_ms, audit_id, memory_id, ADDED, "active", other_id=prior))
+            if prior:
+                add(Change(at_ms, audit_id, prior, SUPERSEDED, "superseded", memory_id, other_id=memory_id))
     history._at = [change.at_ms for change in history.changes]
     # A clock that stepped back leaves times out of order; the moment a change is placed at is
     # then the latest time of any change before it, so the replay's order is kept.
@@ -119,36 +137,29 @@ def _replay(rows: Any, records: dict[str, tuple]) -> RealmHistory:
     return history
 
 
-def _batch_changes(history: RealmHistory, batch: list[tuple], records: dict[str, tuple]) -> None:
-    """docs/store-format.md §4.2 and §7.4: the status changes one batch made."""
-    details = [_detail(row[4]) for row in batch]
-    review = details[0].get("review") if isinstance(details[0].get("review"), dict) else None
-    add = history.changes.append
-    for (audit_id, _, op, memory_id, _, at_ms), detail in zip(batch, details):
-        if not memory_id:
-            continue
-        reason = detail.get("quarantined")
-        if op in ("create", "supersede"):
-            if reason:
-                add(Change(at_ms, audit_id, memory_id, QUARANTINED, "quarantined", str(reason)))
-                continue
-            prior = (records.get(memory_id) or (None,))[0] if op == "supersede" else None
-            add(Change(at_ms, audit_id, memory_id, ADDED, "active", other_id=prior))
-            if prior:
-                add(Change(at_ms, audit_id, prior, SUPERSEDED, "superseded", memory_id, other_id=memory_id))
-        elif op == "tombstone":
-            released = review is not None and review.get("verdict") == "release" and review.get("origin") == memory_id
-            successor = review.get("successor") if released else None
-            add(Change(at_ms, audit_id, memory_id, RELEASED if released else TOMBSTONED, "tombstoned",
-                       other_id=successor if isinstance(successor, str) else None))
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What the pages at a moment decide on before any row is decoded: scope, kind, the quarantine
+    flag (set at insert, never changed), and the body's size when asked for."""
+
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    ever_quarantined: bool
+    body_bytes: int
 
 
-def _detail(raw: Any) -> dict[str, Any]:
+def record_facts(realm: str, *, with_body_bytes: bool = False) -> list[RecordFacts]:
+    """Every record's facts, read in one statement (``docs/history.md`` §4)."""
+    ever = "ever_quarantined" if store_format(realm).has_ever_quarantined else "0"
+    size = "LENGTH(CAST(body AS BLOB))" if with_body_bytes else "0"
+    cursor = realm_cursor(realm)
     try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+        return [RecordFacts(*row) for row in cursor.execute(
+            f"SELECT memory_id, scope_kind, scope_key, kind, {ever}, {size} FROM records")]
+    finally:
+        cursor.close()
 
 
 def _disagreement(history: RealmHistory, records: dict[str, tuple]) -> str | None:

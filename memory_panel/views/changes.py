@@ -63,10 +63,12 @@ def changes(request: HttpRequest, access: Access) -> HttpResponse:
 
 
 def _every_change(request: HttpRequest, access: Access) -> Iterator[dict]:
+    """Every change, read before the response starts: a bad window or an unreadable realm is the
+    request's error, and no realm connection is left to the streaming thread."""
     realm, from_ms, to_ms = _window(request)
     rows = as_of_selectors.changes_between(access=access, realm=realm, from_ms=from_ms, to_ms=to_ms)
-    return (change_json(row, as_of_selectors.change_diff(access, row) if row.change.kind == "superseded" else None)
-            for row in rows)
+    return iter([change_json(row, as_of_selectors.change_diff(access, row) if row.change.kind == "superseded" else None)
+                 for row in rows])
 
 
 def _download(request: HttpRequest, lines: Iterator[str], fmt: str, content_type: str) -> HttpResponse:
