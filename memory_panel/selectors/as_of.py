@@ -4,15 +4,17 @@ Statuses come from the realm's replayed audit rows (``memory_panel/store/history
 content is its row, which never changes once written (a new version is a new row). Every record
 passes the pages' own visibility check with its status at that moment, so a record then in
 quarantine is a reviewer's alone, as it was then. Rows are chosen, counted and ordered on their
-facts (``record_facts``: scope, kind, flag) and only the rows a page shows are decoded.
+facts (``RecordFacts``: scope, kind, flag) and only the rows a page shows are decoded.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 
 from memory_panel.cursor import Cursor
 from memory_panel.errors import AccessDenied, InvalidParams, NotFound
@@ -24,9 +26,7 @@ from memory_panel.store.history import (
     SUPERSEDED,
     Change,
     RecordFacts,
-    RecordState,
     realm_history,
-    record_facts,
 )
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import SCOPE_ORDER, MemoryRecord, decode_record
@@ -48,37 +48,47 @@ class RecordsAsOf:
     by_status: dict[str, int]
 
 
-def _as_it_stood(record: MemoryRecord, state: RecordState) -> MemoryRecord:
-    # ``updated_at_ms`` becomes the moment of the record's last change then: the order, and the keyset.
-    return replace(record, status=state.status, status_detail=state.status_detail, updated_at_ms=state.changed_at_ms)
+def _as_it_stood(record: MemoryRecord, last: Change) -> MemoryRecord:
+    """The record as its last change ``last`` left it. ``updated_at_ms`` becomes that change's
+    moment: the order of the pages at a moment, and their keyset."""
+    return replace(record, status=last.status, status_detail=last.status_detail, updated_at_ms=last.at_ms)
 
 
-@dataclass(frozen=True, slots=True)
-class _Then:
-    """A record at a moment, not decoded: its realm, facts and state then."""
+class _Then(NamedTuple):
+    """A record at a moment, not decoded. A tuple that sorts by its keyset position first
+    (moment, memory_id, realm: unique), so a page is picked without a key function."""
 
+    at_ms: int
+    memory_id: str
     realm: str
     facts: RecordFacts
-    state: RecordState
+    state: Change
 
     @property
     def key(self) -> tuple[int, str]:
-        return (self.state.changed_at_ms, self.facts.memory_id)
+        return (self.at_ms, self.memory_id)
 
 
-def _realm_then(access: Access, realm: str, at_ms: int, *, with_body_bytes: bool = False) -> list[_Then]:
+# Made from a ready tuple: a realm's every record passes here, and the class's own __new__ costs
+# twice the time of the walk itself.
+_then = partial(tuple.__new__, _Then)
+
+
+def _realm_then(access: Access, realm: str, at_ms: int) -> list[_Then]:
     """The realm's records that existed at ``at_ms``, as they stood, those the caller may see then."""
-    states = realm_history(realm).state_at(at_ms)
+    history = realm_history(realm)
+    facts = history.facts
+    states = history.state_at(at_ms)
+    if not access.enforced:
+        return [_then((last.at_ms, memory_id, realm, facts[memory_id], last))
+                for memory_id, last in states.items() if memory_id in facts]
     visible = row_checker(access)
-    out = []
-    for facts in record_facts(realm, with_body_bytes=with_body_bytes):
-        state = states.get(facts.memory_id)
-        if state is not None and visible(facts.scope_kind, facts.scope_key, state.status, facts.ever_quarantined):
-            out.append(_Then(realm, facts, state))
-    return out
+    return [_then((last.at_ms, memory_id, realm, row, last)) for memory_id, last in states.items()
+            if (row := facts.get(memory_id)) is not None
+            and visible(row.scope_kind, row.scope_key, last.status, row.ever_quarantined)]
 
 
-def _decoded(rows: list[tuple[str, str, RecordState]]) -> list[MemoryRecord]:
+def _decoded(rows: list[tuple[str, str, Change]]) -> list[MemoryRecord]:
     """The (realm, memory_id, state then) rows' records as they stood, in order (one statement per realm)."""
     by_realm: dict[str, list[str]] = {}
     for realm, memory_id, _ in rows:
@@ -89,7 +99,7 @@ def _decoded(rows: list[tuple[str, str, RecordState]]) -> list[MemoryRecord]:
             for realm, memory_id, state in rows if (realm, memory_id) in records]
 
 
-def _then_rows(rows: list[_Then]) -> list[tuple[str, str, RecordState]]:
+def _then_rows(rows: list[_Then]) -> list[tuple[str, str, Change]]:
     return [(row.realm, row.facts.memory_id, row.state) for row in rows]
 
 
@@ -110,13 +120,15 @@ def records_as_of(
                     by_status[row.state.status] += 1
                     if status is None or row.state.status == status:
                         kept.append(row)
-    kept.sort(key=lambda row: row.key, reverse=True)
     total = len(kept)
     if cursor is not None:
-        kept = [row for row in kept if row.key < cursor.key()]
-    shown = kept[:limit]
+        after = cursor.key()
+        kept = [row for row in kept if (row.at_ms, row.memory_id) < after]
+    # The page alone is ordered: one more row than shown says whether there is a next page.
+    picked = heapq.nlargest(limit + 1, kept)
+    shown = picked[:limit]
     page = _decoded(_then_rows(shown))
-    with_more = len(kept) > limit and shown
+    with_more = len(picked) > limit and shown
     return RecordsAsOf(page, Cursor(*shown[-1].key) if with_more else None, total, dict(by_status))
 
 
@@ -165,7 +177,7 @@ def holdings_as_of(*, access: Access, realm: str | None, at_ms: int) -> list[Sco
     counts: dict[tuple[str, str, str], Counter] = {}
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            for row in _realm_then(access, name, at_ms, with_body_bytes=True):
+            for row in _realm_then(access, name, at_ms):
                 tally = counts.setdefault((name, row.facts.scope_kind, row.facts.scope_key), Counter())
                 tally[row.state.status] += 1
                 if row.state.status == "active":
@@ -202,11 +214,11 @@ def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: 
                            or (row.facts.scope_kind == "identity" and row.facts.scope_key == identity))]
     tally = Counter((row.realm, "realm" if row.facts.scope_kind == "realm" else row.facts.scope_key, row.facts.kind)
                     for row in known)
-    known.sort(key=lambda row: row.key, reverse=True)
+    newest = heapq.nlargest(KNOWLEDGE_RECORDS_SHOWN, known)
     shown: list[MemoryRecord] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            shown += _decoded(_then_rows([row for row in known[:KNOWLEDGE_RECORDS_SHOWN] if row.realm == name]))
+            shown += _decoded(_then_rows([row for row in newest if row.realm == name]))
     shown.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
     return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), shown)
 
@@ -246,13 +258,10 @@ def _visible_changes(access: Access, realm: str | None, from_ms: int, to_ms: int
     out: list[_Changed] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            changes = realm_history(name).between(from_ms, to_ms)
-            if not changes:
-                continue
+            history = realm_history(name)
             visible = row_checker(access)
-            facts = {row.memory_id: row for row in record_facts(name)}
-            for change in changes:
-                row = facts.get(change.memory_id)
+            for change in history.between(from_ms, to_ms):
+                row = history.facts.get(change.memory_id)
                 if row is not None and visible(row.scope_kind, row.scope_key, change.status, row.ever_quarantined):
                     out.append(_Changed(name, change))
     out.sort(key=lambda row: row.key)
@@ -261,8 +270,7 @@ def _visible_changes(access: Access, realm: str | None, from_ms: int, to_ms: int
 
 def _change_rows(changed: list[_Changed]) -> list[ChangeRow]:
     """The changes with their records as they stood right after each (a record gone from the file is left out)."""
-    records = _decoded([(row.realm, row.change.memory_id,
-                         RecordState(row.change.status, row.change.status_detail, row.change.at_ms)) for row in changed])
+    records = _decoded([(row.realm, row.change.memory_id, row.change) for row in changed])
     by_key = {(record.realm, record.id, record.updated_at_ms, record.status): record for record in records}
     out = []
     for row in changed:

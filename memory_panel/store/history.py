@@ -43,27 +43,30 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
-class RecordState:
-    """A record as it stood at one moment: its status then, and when it last changed."""
+class RecordFacts:
+    """What the pages at a moment decide on before any row is decoded: scope, kind, the quarantine
+    flag (set at insert, never changed) and the body's size in UTF-8 bytes."""
 
-    status: str
-    status_detail: str | None
-    changed_at_ms: int
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    ever_quarantined: bool
+    body_bytes: int
 
 
 @dataclass
 class RealmHistory:
-    """Every status change of a realm's records, in audit order."""
+    """Every status change of a realm's records, in audit order, and each record's facts."""
 
     changes: list[Change] = field(default_factory=list)
+    facts: dict[str, RecordFacts] = field(default_factory=dict)
     _at: list[int] = field(default_factory=list)  # changes' at_ms, ascending in audit order
 
-    def state_at(self, at_ms: int) -> dict[str, RecordState]:
-        """Each record that existed at ``at_ms`` (inclusive), as it stood then."""
-        states: dict[str, RecordState] = {}
-        for change in self.changes[: self._last_index(at_ms)]:
-            states[change.memory_id] = RecordState(change.status, change.status_detail, change.at_ms)
-        return states
+    def state_at(self, at_ms: int) -> dict[str, Change]:
+        """Each record that existed at ``at_ms`` (inclusive), by its last change then: its status
+        then is that change's."""
+        return {change.memory_id: change for change in self.changes[: self._last_index(at_ms)]}
 
     def between(self, from_ms: int, to_ms: int) -> list[Change]:
         """The changes after ``from_ms`` up to ``to_ms`` (inclusive), oldest first."""
@@ -99,13 +102,17 @@ def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
     if not fmt.has("meerkat_schema") or not fmt.has("audit"):
         return HistoryUnavailable(realm, "the realm file is of the older format, whose audit rows do not record "
                                         "quarantine reviews")
+    ever = "ever_quarantined" if fmt.has_ever_quarantined else "0"
     cursor = realm_cursor(realm)
     try:
-        records = {row[0]: row[1:] for row in cursor.execute(
-            "SELECT memory_id, supersedes, status_kind, status_detail FROM records")}
+        rows = cursor.execute(
+            "SELECT memory_id, supersedes, status_kind, status_detail, scope_kind, scope_key, kind,"
+            f" {ever}, LENGTH(CAST(body AS BLOB)) FROM records").fetchall()
+        records = {row[0]: row[1:4] for row in rows}
         history = _replay(cursor.execute(_AUDIT_SQL), records)
     finally:
         cursor.close()
+    history.facts = {row[0]: RecordFacts(row[0], *row[4:]) for row in rows}
     problem = _disagreement(history, records)
     return HistoryUnavailable(realm, problem) if problem else history
 
@@ -135,31 +142,6 @@ def _replay(rows: Any, records: dict[str, tuple]) -> RealmHistory:
     for index in range(1, len(history._at)):
         history._at[index] = max(history._at[index], history._at[index - 1])
     return history
-
-
-@dataclass(frozen=True, slots=True)
-class RecordFacts:
-    """What the pages at a moment decide on before any row is decoded: scope, kind, the quarantine
-    flag (set at insert, never changed), and the body's size when asked for."""
-
-    memory_id: str
-    scope_kind: str
-    scope_key: str
-    kind: str
-    ever_quarantined: bool
-    body_bytes: int
-
-
-def record_facts(realm: str, *, with_body_bytes: bool = False) -> list[RecordFacts]:
-    """Every record's facts, read in one statement (``docs/history.md`` §4)."""
-    ever = "ever_quarantined" if store_format(realm).has_ever_quarantined else "0"
-    size = "LENGTH(CAST(body AS BLOB))" if with_body_bytes else "0"
-    cursor = realm_cursor(realm)
-    try:
-        return [RecordFacts(*row) for row in cursor.execute(
-            f"SELECT memory_id, scope_kind, scope_key, kind, {ever}, {size} FROM records")]
-    finally:
-        cursor.close()
 
 
 def _disagreement(history: RealmHistory, records: dict[str, tuple]) -> str | None:
