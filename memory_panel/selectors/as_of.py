@@ -231,11 +231,6 @@ class ChangeRow:
     change: Change
     record: MemoryRecord
 
-    @property
-    def key(self) -> tuple[int, str]:
-        """The keyset position: the moment, then the record (one record changes once per batch)."""
-        return (self.change.at_ms, self.record.id)
-
 
 @dataclass(frozen=True, slots=True)
 class _Changed:
@@ -246,6 +241,7 @@ class _Changed:
 
     @property
     def key(self) -> tuple[int, str]:
+        """The keyset position: the moment, then the record (one record changes once per batch)."""
         return (self.change.at_ms, self.change.memory_id)
 
 

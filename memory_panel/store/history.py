@@ -97,6 +97,11 @@ _AUDIT_SQL = (
 )
 
 
+# docs/history.md §3: a kept replay costs about 650 bytes a record (100,000 records: 65 MB), so a
+# larger realm is refused, said so, rather than holding gigabytes per realm.
+HISTORY_MAX_RECORDS = 250_000
+
+
 def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
     fmt = store_format(realm)
     if not fmt.has("meerkat_schema") or not fmt.has("audit"):
@@ -105,6 +110,10 @@ def _replayed(realm: str) -> RealmHistory | HistoryUnavailable:
     ever = "ever_quarantined" if fmt.has_ever_quarantined else "0"
     cursor = realm_cursor(realm)
     try:
+        count = cursor.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        if count > HISTORY_MAX_RECORDS:
+            return HistoryUnavailable(realm, f"it holds {count:,} records; the console replays the history of "
+                                             f"realms of at most {HISTORY_MAX_RECORDS:,}")
         rows = cursor.execute(
             "SELECT memory_id, supersedes, status_kind, status_detail, scope_kind, scope_key, kind,"
             f" {ever}, LENGTH(CAST(body AS BLOB)) FROM records").fetchall()

@@ -126,3 +126,11 @@ def test_a_realm_whose_audit_rows_are_missing_says_so(client, signed_in, script:
 def test_anonymous_callers_get_no_moment(client, script: Script):
     response = client.get(RECORDS, {"as_of": script.between("create")})
     assert response.status_code == 302
+
+
+def test_a_realm_too_large_to_replay_says_so(client, signed_in, script: Script, monkeypatch):
+    monkeypatch.setattr("memory_panel.store.history.HISTORY_MAX_RECORDS", 3)
+    signed_in()
+    response = client.get(RECORDS, {"as_of": script.between("create")})
+    assert response.status_code == 409
+    assert "it holds 4 records; the console replays the history of realms of at most 3" in response.content.decode()
