@@ -6,11 +6,12 @@ from __future__ import annotations
 import html
 import re
 import sqlite3
+from urllib.parse import unquote
 
 import pytest
 
 from tests.support.history import (
-    LUKA, REALM, Script, block_ids, current_step, holdings_cells, row_statuses, status_then,
+    LUKA, REALM, Script, block_ids, current_step, holdings_cells, iso_ms, row_statuses, status_then,
 )
 
 pytestmark = pytest.mark.django_db
@@ -134,3 +135,19 @@ def test_a_realm_too_large_to_replay_says_so(client, signed_in, script: Script, 
     response = client.get(RECORDS, {"as_of": script.between("create")})
     assert response.status_code == 409
     assert "it holds 4 records; the console replays the history of realms of at most 3" in response.content.decode()
+
+
+def test_each_timeline_event_links_to_the_realm_at_its_moment(client, signed_in, script: Script, settings):
+    from mobkit_console.timeline.watcher import RealmWatcher
+
+    settings.MOBKIT_TIMELINE_BACKFILL_DAYS = 3650  # the script is dated, however long ago that is now
+    signed_in()
+    watcher = RealmWatcher(broadcast=lambda rows: None)
+    watcher.poll_once()  # the script's history goes on the timeline (docs/history.md §1)
+    watcher.close()
+    page = client.get("/console/timeline/").content.decode()
+    links = [html.unescape(href) for href in re.findall(r'<a class="timeline-event__at" href="([^"]*)"', page)]
+    assert len(links) == 5  # one per event: remembered, updated, quarantined, verdict, forgotten
+    at_supersede = next(link for link in links if iso_ms(script.steps["supersede"]) in unquote(link))
+    assert row_statuses(client.get(at_supersede).content.decode()) == {
+        script.route_v1: "superseded", script.route_v2: "active"}

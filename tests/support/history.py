@@ -26,6 +26,12 @@ START = datetime.datetime(2026, 11, 2, 9, 0, tzinfo=datetime.UTC)
 HOUR_MS = 3_600_000
 
 
+def iso_ms(at_ms: int) -> str:
+    """As the timeline's links write a moment: to the millisecond, in UTC."""
+    moment = datetime.datetime.fromtimestamp(at_ms / 1000, tz=datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def iso(at_ms: int) -> str:
     return datetime.datetime.fromtimestamp(at_ms / 1000, tz=datetime.UTC).isoformat().replace("+00:00", "Z")
 
