@@ -40,6 +40,15 @@ class NotFound(PanelError):
     """A record id no realm holds."""
 
 
+class HistoryUnavailable(PanelError):
+    """A realm whose audit rows do not tell its history: said so, never guessed (docs/history.md §3)."""
+
+    def __init__(self, realm: str, reason: str) -> None:
+        super().__init__(f"the history of realm '{realm}' cannot be reconstructed: {reason}")
+        self.realm = realm
+        self.reason = reason
+
+
 class AccessDenied(PanelError):
     """The caller's grants do not allow ``action`` (on ``resource``, when there is one)."""
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_panel.views import export, knowledge, ledger, memory, pipeline, realm_choice, replicas, tiles
+from memory_panel.views import changes, export, knowledge, ledger, memory, pipeline, realm_choice, replicas, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
@@ -12,6 +12,9 @@ urlpatterns: list = [
     path("memory/records.ndjson", export.records_ndjson, name="memory-records-ndjson"),
     # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.
     path("memory/records/<path:memory_id>/", memory.record_detail, name="memory-record"),
+    path("memory/changes/", changes.changes, name="memory-changes"),
+    path("memory/changes.ndjson", changes.changes_ndjson, name="memory-changes-ndjson"),
+    path("memory/changes.csv", changes.changes_csv, name="memory-changes-csv"),
     path("memory/quarantine/", memory.quarantine, name="memory-quarantine"),
     path("memory/dreams/", memory.dreams, name="memory-dreams"),
     path("memory/pipeline/", pipeline.pipeline_page, name="memory-pipeline"),

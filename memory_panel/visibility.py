@@ -94,7 +94,19 @@ def scope_kind_readable(access: Access, kind: str) -> bool:
 
 def reviewer_only(record: MemoryRecord) -> bool:
     """Quarantined rows and retired quarantine evidence (a tombstoned row that was ever quarantined)."""
-    return record.status == "quarantined" or (record.status == "tombstoned" and record.ever_quarantined)
+    return status_reviewer_only(record.status, record.ever_quarantined)
+
+
+def status_reviewer_only(status: str, ever_quarantined: bool) -> bool:
+    """``reviewer_only`` of a row known by its status and flag alone (a status at a moment, docs/history.md §4)."""
+    return status == "quarantined" or (status == "tombstoned" and bool(ever_quarantined))
+
+
+def row_checker(access: Access) -> Callable[[str, str, str, bool], bool]:
+    """``record_visible`` for this caller over plain values (scope kind, scope key, status,
+    ever_quarantined), each distinct scope evaluated once: for walking many rows undecoded."""
+    scope_ok, reviewer = scope_checker(access), sees_quarantined(access)
+    return lambda kind, key, status, ever: (reviewer or not status_reviewer_only(status, ever)) and scope_ok(kind, key)
 
 
 def sees_quarantined(access: Access) -> bool:

@@ -223,6 +223,9 @@ else:
 MOBKIT_TIMELINE_FOLLOW_REALMS = _env_flag("MOBKIT_TIMELINE_FOLLOW_REALMS", True)
 MOBKIT_TIMELINE_FOLLOW_INTERVAL_S = 0.25
 MOBKIT_TIMELINE_FOLLOW_LEASE_S = 15.0
+# docs/history.md §1: how many days of a realm's history the follower puts on the timeline when it
+# first sees the realm (0: none; the realm is followed from its current end).
+MOBKIT_TIMELINE_BACKFILL_DAYS = int(os.environ.get("MOBKIT_TIMELINE_BACKFILL_DAYS", "").strip() or 30)
 
 # Alert rules and their notifications (docs/alerts.md): evaluated by the watcher lease's holder.
 MOBKIT_ALERTS_CONFIG = _env_path("MOBKIT_ALERTS_CONFIG")

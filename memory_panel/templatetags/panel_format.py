@@ -221,3 +221,16 @@ def realm_note(context: template.Context, realm: str) -> SafeString:
     if context.get("realm") or (context.get("realm_count") or 0) < 2:
         return mark_safe("")
     return format_html('<span class="realm-note small muted"> · realm {}</span>', realm)
+
+
+@register.simple_tag
+def realm_at_url(ms: Any, realm: str | None = None) -> str:
+    """The Records page as the realm stood at ``ms`` (docs/history.md §4), to the millisecond, so
+    what happened at that moment is in it; "" for no time."""
+    moment = _moment(ms)
+    if moment is None:
+        return ""
+    query = {"as_of": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+    if realm:
+        query["realm"] = realm
+    return f"{reverse('memory-records')}?{urlencode(query)}"

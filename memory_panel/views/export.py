@@ -185,10 +185,11 @@ def csv_cells(row: dict[str, Any], *, with_search: bool) -> list[str]:
         "status_detail": status.get("by", status.get("reason", "")),
     }
     columns = CSV_COLUMNS + (SEARCH_COLUMNS if with_search else ())
-    return [_cell(values.get(column)) for column in columns]
+    return [csv_cell(values.get(column)) for column in columns]
 
 
-def _cell(value: Any) -> str:
+def csv_cell(value: Any) -> str:
+    """One CSV cell: JSON text for nested values, formula-looking text neutralised."""
     if value is None:
         return ""
     if isinstance(value, bool):

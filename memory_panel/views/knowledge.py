@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from memory_panel.selectors import knowledge
 from memory_panel.selectors.identities import identity_choice, known_identities
+from memory_panel.views import as_of
 from memory_panel.views.render import panel_view, render_page, section
 from memory_panel.views.realm_choice import chosen_realm
 from access.caller import Access
@@ -20,6 +21,8 @@ def _text_param(request: HttpRequest, name: str) -> str | None:
 
 @panel_view
 def knowledge_page(request: HttpRequest, access: Access) -> HttpResponse:
+    if (at_ms := as_of.moment_asked(request)) is not None:
+        return as_of.knowledge_page(request, access, at_ms)
     realm = chosen_realm(request)
     # docs/search.md §8: the Records page's identity field, suggestions and "luka" shorthand included.
     typed = _text_param(request, "identity")

@@ -32,6 +32,7 @@ from memory_panel.selectors.identities import IdentityChoice, identity_choice, k
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
+from memory_panel.views import as_of
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import Section, count_section, panel_view, render_page, section, wants_fragment
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
@@ -86,6 +87,8 @@ def _query_limit(query: QueryDict, *, default: int, maximum: int, name: str = "l
 
 @panel_view
 def holdings(request: HttpRequest, access: Access) -> HttpResponse:
+    if (at_ms := as_of.moment_asked(request)) is not None:
+        return as_of.holdings_page(request, access, at_ms)
     realm = chosen_realm(request)
     overview = section(holdings_selectors.scope_holdings, access=access, realm=realm)
     # docs/ui.md §4: a realm with many scopes shows those that matter first; the rest by filter or page.
@@ -175,6 +178,8 @@ def records_query(params: dict[str, str], *, access: Access, realm: str | None) 
 
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
+    if (at_ms := as_of.moment_asked(request)) is not None:
+        return as_of.records_page(request, access, at_ms)
     params = request.GET.dict()
     asked = records_query(params, access=access, realm=chosen_realm(request))
     realm, filters, query = asked.realm, asked.filters, asked.query
@@ -271,6 +276,8 @@ def _more_url(state: dict[str, str], page: Section, on_screen: int) -> str | Non
 
 @panel_view
 def record_detail(request: HttpRequest, access: Access, memory_id: str) -> HttpResponse:
+    if (at_ms := as_of.moment_asked(request)) is not None:
+        return as_of.record_page(request, access, memory_id, at_ms)
     bio = biography.record_get(access=access, memory_id=memory_id, realm=parse_realm(request.GET.get("realm")))
     # docs/search.md §7: the lineage step whose change is shown, named in the URL so it can be linked.
     diff = _version_diff(access, bio.realm, request.GET.get("diff", "").strip())

@@ -23,6 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory_panel.errors import (
     AccessDenied,
     AuditRefused,
+    HistoryUnavailable,
     InvalidParams,
     NotFound,
     PanelError,
@@ -39,6 +40,7 @@ HTTP_STATUS: tuple[tuple[type[PanelError], int], ...] = (
     (InvalidParams, 400),
     (AccessDenied, 403),
     (NotFound, 404),
+    (HistoryUnavailable, 409),
     (AuditRefused, 503),
     (StoreFailed, 503),
 )

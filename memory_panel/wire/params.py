@@ -6,6 +6,7 @@ cursor means the same thing on every surface (docs/store-format.md §5, docs/wir
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from memory_panel.errors import InvalidParams, UnknownRealm
@@ -98,3 +99,21 @@ def record_filter(params: dict[str, Any]) -> RecordFilter:
         scope = scope or "identity"
         scope_key = scope_key if scope_key is not None else identity
     return RecordFilter(scope_kind=scope, scope_key=scope_key, status=status)
+
+
+def parse_moment(raw: Any, name: str) -> int | None:
+    """An ISO 8601 date-time (``2026-11-20T14:05:00Z``; without an offset it is UTC) as epoch
+    milliseconds; absent or blank is None (docs/history.md §4)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    text = raw.strip() if isinstance(raw, str) else ""
+    try:
+        moment = datetime.datetime.fromisoformat(text) if "T" in text or " " in text else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        shown = text[:80] if text else repr(raw)[:80]
+        raise InvalidParams(f"{name} must be an ISO 8601 date-time such as 2026-11-20T14:05:00Z, not '{shown}'")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from memory_panel.store.records import MemoryRecord
 
 if TYPE_CHECKING:
+    from memory_panel.selectors.as_of import ChangeRow
+    from memory_panel.selectors.diff import VersionDiff
     from memory_panel.selectors.dreams import AuditVerdictRow, DreamRunRow, DreamSummary
     from memory_panel.selectors.holdings import ScopeHoldings
     from memory_panel.selectors.injections import InjectionRow
@@ -130,3 +132,21 @@ def dream_run_json(row: DreamRunRow) -> dict[str, Any]:
 
 def audit_verdict_json(row: AuditVerdictRow) -> dict[str, Any]:
     return _fields(row, AUDIT_VERDICT_FIELDS)
+
+
+def change_json(row: ChangeRow, diff: VersionDiff | None) -> dict[str, Any]:
+    """One change between two moments (docs/history.md §5): what happened to which record, when;
+    a superseded record's word diff to its successor, field by field, when the caller may read both."""
+    out: dict[str, Any] = {
+        "at_ms": row.change.at_ms,
+        "change": row.change.kind,
+        "record": {"id": row.record.id, "scope": row.record.scope, "kind": row.record.kind, "title": row.record.title},
+        "status": status_json(row.record),
+    }
+    if row.change.other_id is not None:
+        out["other_id"] = row.change.other_id
+    if row.change.kind == "superseded":
+        out["diff"] = None if diff is None else {
+            field.field: [list(segment) for segment in field.segments] for field in diff.fields if field.changed
+        }
+    return out

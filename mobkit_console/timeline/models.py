@@ -105,6 +105,11 @@ class RealmWatermark(models.Model):
     last_dream_rowid = models.BigIntegerField(default=0)
     # Steward run ids already announced with memory.dream.started, newest last, bounded.
     started_runs = models.JSONField(default=list)
+    # docs/history.md §1: False until the realm's history (the last ``backfill_days`` days, else
+    # MOBKIT_TIMELINE_BACKFILL_DAYS) is on the timeline; a row from before backfills existed is False,
+    # so an upgraded console puts the history it skipped there once.
+    backfilled = models.BooleanField(default=False)
+    backfill_days = models.IntegerField(null=True)
     updated_at = models.DateTimeField(auto_now=True)
 
 

@@ -45,6 +45,8 @@ def event_row(envelope: dict[str, Any], titles: dict[RecordRef, str]) -> dict[st
         "fields": [(key, _raw(data[key])) for key in sorted(data)],
         "record_id": link[0] if link else None,
         "realm": link[1] if link else None,
+        # docs/history.md §4: each event links to its realm as it stood then.
+        "data_realm": data.get("realm") if isinstance(data.get("realm"), str) else None,
         "titles": titles,
     }
 

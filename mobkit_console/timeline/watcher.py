@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
@@ -138,6 +139,31 @@ class _RealmReader:
         """``mark`` moved to the file's current end, for a realm the watcher should not backfill."""
         with self.session() as conn:
             return self._frontier(conn, mark)
+
+    def window(self, mark: _Mark, *, since_ms: int) -> _Mark:
+        """``mark`` moved to just before the first row committed at or after ``since_ms`` (the end of
+        the file when none was), so a read from it puts the realm's history since then on the
+        timeline (docs/history.md §1). A batch shares one ``applied_at_ms``, so no batch is cut."""
+        read_up_to = mark.last_audit_id
+        with self.session() as conn:
+            self._frontier(conn, mark)
+            if mark.last_audit_id < read_up_to:
+                # Replaced since it was last read: the old file's source ids must not hide the new one's.
+                mark.generation += 1
+            first = conn.execute("SELECT MIN(audit_id) FROM audit WHERE applied_at_ms >= ?", (since_ms,)).fetchone()[0]
+            if first is not None:
+                mark.last_audit_id = first - 1
+            first = conn.execute("SELECT MIN(rowid) FROM pending_promotions WHERE created_at_ms >= ?",
+                                 (since_ms,)).fetchone()[0]
+            if first is not None:
+                mark.last_promotion_rowid = first - 1
+            if self.has_dream_runs:
+                first = conn.execute("SELECT MIN(rowid) FROM dream_runs WHERE completed_at_ms >= ?",
+                                     (since_ms,)).fetchone()[0]
+                if first is not None:
+                    mark.last_dream_rowid = first - 1
+        mark.started_runs = []
+        return mark
 
     def _frontier(self, conn: sqlite3.Connection, mark: _Mark) -> _Mark:
         mark.last_audit_id = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
@@ -337,20 +363,30 @@ def _scope_data(scope: tuple[str, str] | None) -> dict[str, str]:
 # with a million notes still seeds in seconds; its story's weeks are what the timeline is for.
 HISTORY_AUDIT_ROWS = 5000
 HISTORY_STORE_CHUNK = 500
+DAY_MS = 86_400_000
+# The watermark fields a realm's history being on the timeline sets (docs/history.md §1).
+HISTORY_DONE = {"backfilled": True, "backfill_days": None}
+
+
+def backfill_since_ms(days: int) -> int:
+    """The first moment a backfill of ``days`` days reaches back to."""
+    return now_ms() - days * DAY_MS
 
 
 def realm_history_store(*, realm: str) -> int:
-    """Put what realm ``realm`` already holds on the timeline, and mark it read (docs/demo.md §5).
+    """Put what a freshly seeded realm ``realm`` holds on the timeline at once, and mark it read
+    (docs/demo.md §5).
 
     The events are the watcher's own, with the times the store recorded, so a fresh demo's timeline
     shows its weeks of history; the watermark is moved past them in the same transaction, so a
     follower resumes after them instead of skipping the realm or telling it twice. Returns how
-    many events were stored.
+    many events were stored. A real deployment's realms get the same history from the watcher
+    itself, page by page, in the background (``RealmWatcher``, docs/history.md §1).
     """
     reader = _RealmReader(realm)
     known = RealmWatermark.objects.filter(realm=realm).first()
     # A realm seeded again (--force) starts a new generation: its events are new ones.
-    mark = _Mark(generation=known.generation + 1 if known else 0)
+    mark = reader.window(_Mark(generation=known.generation + 1 if known else 0), since_ms=0)
     with reader.session() as conn:
         newest = conn.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
     mark.last_audit_id = max(newest - HISTORY_AUDIT_ROWS, 0)
@@ -364,8 +400,16 @@ def realm_history_store(*, realm: str) -> int:
     with transaction.atomic():
         for start in range(0, len(events), HISTORY_STORE_CHUNK):
             events_store(events=events[start : start + HISTORY_STORE_CHUNK])
-        RealmWatermark.objects.update_or_create(realm=realm, defaults=mark.__dict__)
+        RealmWatermark.objects.update_or_create(realm=realm, defaults={**mark.__dict__, **HISTORY_DONE})
     return len(events)
+
+
+def backfill_request(*, realms: Sequence[str], days: int) -> None:
+    """Ask the lease holder to put the last ``days`` days of each realm's history on the timeline
+    (again) at its next poll (docs/history.md §2). Events already there are recognised by their
+    source ids, so nothing is told twice."""
+    for realm in realms:
+        RealmWatermark.objects.update_or_create(realm=realm, defaults={"backfilled": False, "backfill_days": days})
 
 
 # ---- the watcher -------------------------------------------------------------------------------
@@ -374,9 +418,11 @@ def realm_history_store(*, realm: str) -> int:
 class RealmWatcher:
     """Follows every realm file; ``poll_once`` stores and broadcasts whatever was committed since.
 
-    A realm present when the watcher first looks and never watched before starts at its current
-    end (an old store is not replayed onto the timeline); a realm that appears later is read from
-    its first row, since everything in it is new.
+    A realm whose history is not on the timeline yet (never watched, or a backfill was asked for)
+    is first read from the start of the backfill window, ``MOBKIT_TIMELINE_BACKFILL_DAYS``, one
+    page per poll like any other read, so the follower goes on from there with no gap and no repeat
+    (docs/history.md §1). With the window 0, a realm present when the watcher first looks starts at
+    its current end and one that appears later is read from its first row.
     """
 
     def __init__(self, *, broadcast: Callable[[Sequence[TimelineEvent]], None] = events_broadcast_sync) -> None:
@@ -389,6 +435,10 @@ class RealmWatcher:
 
     def close(self) -> None:
         self._readers.clear()
+
+    def catching_up(self) -> bool:
+        """True while some realm's last read stopped at a page's end: its next poll reads on."""
+        return any(reader.more for reader in self._readers.values())
 
     def poll_once(self) -> list[TimelineEvent]:
         names = set(realm_names())
@@ -416,15 +466,29 @@ class RealmWatcher:
         if not reader.changed():
             return []
         watermark = RealmWatermark.objects.filter(realm=name).first()
-        if watermark is None:
-            mark = _Mark()
-            if not self._started:
-                RealmWatermark.objects.create(realm=name, **reader.frontier(mark).__dict__)
-                return []
-        else:
+        done: dict[str, Any] = {}
+        if watermark is not None and watermark.backfilled:
             mark = _Mark.of(watermark)
+        else:
+            mark, done = self._history_start(reader, watermark), HISTORY_DONE
+            if mark is None:
+                return []
         events, mark = reader.read(mark)
         with transaction.atomic():
             rows = events_store(events=events) if events else []
-            RealmWatermark.objects.update_or_create(realm=name, defaults=mark.__dict__)
+            RealmWatermark.objects.update_or_create(realm=name, defaults={**mark.__dict__, **done})
         return new_events(rows)
+
+    def _history_start(self, reader: _RealmReader, watermark: RealmWatermark | None) -> _Mark | None:
+        """Where a realm whose history is not on the timeline is read from (docs/history.md §1);
+        None when it was marked read at its end and there is nothing to read."""
+        days = settings.MOBKIT_TIMELINE_BACKFILL_DAYS
+        if watermark is not None and watermark.backfill_days is not None:
+            days = watermark.backfill_days
+        mark = _Mark.of(watermark) if watermark is not None else _Mark()
+        if days > 0:
+            return reader.window(mark, since_ms=backfill_since_ms(days))
+        if watermark is None and not self._started:
+            RealmWatermark.objects.create(realm=reader.realm, **reader.frontier(mark).__dict__, **HISTORY_DONE)
+            return None
+        return mark

@@ -50,6 +50,9 @@ def deployment_env(state: Path, **extra: str) -> dict[str, str]:
         "DATABASE_URL": f"sqlite:///{state / 'console' / 'console.sqlite3'}",
         "MOBKIT_INGEST_TOKEN": "multi-process-ingest-secret",
         "PYTHONUNBUFFERED": "1",
+        # A realm written before the server starts stays off the timeline, so a journey sees only
+        # the events it causes; the history backfill has tests of its own (tests/timeline/test_backfill.py).
+        "MOBKIT_TIMELINE_BACKFILL_DAYS": "0",
         **extra,
     })
     return env

@@ -168,18 +168,6 @@ async def test_restarted_watcher_resumes_without_repeat_or_gap(agent_memory_dir:
     writer.close()
 
 
-async def test_realm_present_at_first_start_is_not_backfilled(agent_memory_dir: Path):
-    writer = StoreWriter.create(REALM, root=agent_memory_dir)
-    writer.remember(identity_scope(REALM, LUKA), "Old fact", "Written before the console watched")
-
-    stored = await database_sync_to_async(RealmWatcher().poll_once)()
-
-    assert stored == []
-    mark = await database_sync_to_async(RealmWatermark.objects.get)(realm=REALM)
-    assert mark.last_audit_id == 1
-    writer.close()
-
-
 async def test_realm_appearing_while_watching_is_read_from_its_first_row(agent_memory_dir: Path):
     watcher = RealmWatcher()
     assert await database_sync_to_async(watcher.poll_once)() == []
