@@ -106,7 +106,7 @@ FROM injections i LEFT JOIN records r ON r.memory_id = i.record_id
 WHERE i.injection_id > ? ORDER BY i.injection_id LIMIT ?
 """
 
-# docs/panel-tabs.md §3.1: DEAD = injected at least this many times, never judged useful.
+# docs/panel-tabs.md §3: DEAD = injected at least this many times, never judged useful.
 DEAD_INJECTIONS = 3
 
 _lock = threading.Lock()

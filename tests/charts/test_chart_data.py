@@ -10,7 +10,7 @@ import pytest
 from access.caller import Caller, access_for
 from memory_panel.errors import InvalidParams
 from memory_panel.selectors import charts
-from tests.charts.conftest import FIRST_DAY, OPERATOR_SCOPE, Account
+from tests.support.dated_realm import FIRST_DAY, OPERATOR_SCOPE, Account
 from tests.support.postures import CALLERS, LUKA, SCOUT, use_caller_posture
 
 # What each posture may list, in the tests' own words (docs/access.md §2.6): the scopes it reads,
