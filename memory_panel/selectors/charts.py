@@ -162,24 +162,22 @@ def holdings_charts(*, access: Access, realm: str | None, days: int) -> ChartSet
             readable = _readable(conn, may_read)
             before: dict[int, int] = defaultdict(int)
             daily: dict[int, list[int]] = {}
-            for day, scope, event, reviewer_only, records, chars in conn.execute(
-                "SELECT day, scope, event, reviewer_only, records, body_chars FROM record_days"
-            ):
+            earlier, within = _record_history(conn, window.first_day)
+            for scope, event, reviewer_only, _, chars in earlier:
+                if scope in readable and (with_quarantined or not reviewer_only) and event in _NEW:
+                    before[scope] += chars
+            for day, scope, event, reviewer_only, records, chars in within:
                 if scope not in readable or (reviewer_only and not with_quarantined):
                     continue
-                key = (name, *readable[scope])
-                if event in ("created", "quarantined"):
-                    offset = window.at(day)
-                    if offset is None and day < window.first_day:
-                        before[scope] += chars
-                    elif offset is not None:
-                        daily.setdefault(scope, window.zeros())[offset] += chars
                 offset = window.at(day)
-                if offset is not None:
-                    flows["tombstoned" if event in ("released", "rejected") else event][offset] += records
+                if offset is None:
+                    continue
+                if event in _NEW:
+                    daily.setdefault(scope, window.zeros())[offset] += chars
+                flows["tombstoned" if event in ("released", "rejected") else event][offset] += records
                 spark_at = spark_window.at(day)
                 if spark_at is not None:
-                    sparks.setdefault(key, spark_window.zeros())[spark_at] += records
+                    sparks.setdefault((name, *readable[scope]), spark_window.zeros())[spark_at] += records
             for scope in set(before) | set(daily):
                 bytes_by_scope[(name, *readable[scope])] = _running(before[scope], daily.get(scope, window.zeros()))
     labels = {"created": "Created", "quarantined": "Quarantined", "superseded": "Superseded", "tombstoned": "Tombstoned"}
@@ -197,6 +195,23 @@ def holdings_charts(*, access: Access, realm: str | None, days: int) -> ChartSet
         note=f"The {FLOOR_SCOPES} largest scopes you may read, as each stood at the end of each day.",
     )
     return ChartSet([status, floor], days, realms.counting, sparks)
+
+
+# The events that add a record (and its body) to the realm.
+_NEW = ("created", "quarantined")
+
+
+def _record_history(conn: sqlite3.Connection, first_day: int) -> tuple[list[tuple], list[tuple]]:
+    """The record events before the window summed per scope, event and reviewer-only (what a level
+    starts from, summed inside SQLite), and the window's own rows: the days before cost no Python."""
+    earlier = conn.execute(
+        "SELECT scope, event, reviewer_only, SUM(records), SUM(body_chars) FROM record_days WHERE day < ?"
+        " GROUP BY scope, event, reviewer_only", (first_day,),
+    ).fetchall()
+    within = conn.execute(
+        "SELECT day, scope, event, reviewer_only, records, body_chars FROM record_days WHERE day >= ?", (first_day,)
+    ).fetchall()
+    return earlier, within
 
 
 def _running(start: int, steps: list[int]) -> list[int]:
@@ -229,17 +244,14 @@ def quarantine_charts(*, access: Access, realm: str | None, days: int) -> ChartS
         waits: dict[int, list[int]] = defaultdict(list)
         for _, conn in realms.connections:
             readable = _readable(conn, may_read)
-            for day, scope, event, records in conn.execute(
-                "SELECT day, scope, event, records FROM record_days WHERE event IN ('quarantined', 'released', 'rejected')"
-            ):
-                if scope not in readable:
+            earlier, within = _record_history(conn, window.first_day)
+            for scope, event, _, records, _ in earlier:
+                if scope in readable and event in _QUEUE:
+                    depth_before += records if event == "quarantined" else -records
+            for day, scope, event, _, records, _ in within:
+                if scope not in readable or event not in _QUEUE or (offset := window.at(day)) is None:
                     continue
-                step = records if event == "quarantined" else -records
-                offset = window.at(day)
-                if offset is None:
-                    depth_before += step if day < window.first_day else 0
-                    continue
-                depth_steps[offset] += step
+                depth_steps[offset] += records if event == "quarantined" else -records
                 {"quarantined": arrived, "released": released, "rejected": rejected}[event][offset] += records
             for day, scope, wait_ms in conn.execute(
                 "SELECT day, scope, wait_ms FROM verdict_waits WHERE day >= ?", (window.first_day,)
@@ -269,6 +281,10 @@ def quarantine_charts(*, access: Access, realm: str | None, days: int) -> ChartS
     )
 
 
+# The events that move the quarantine queue: an arrival, and the two verdicts.
+_QUEUE = ("quarantined", "released", "rejected")
+
+
 def _duration(ms: float) -> str:
     hours = ms / 3_600_000
     return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.1f} hours"
@@ -295,18 +311,24 @@ def injection_charts(*, access: Access, realm: str | None, days: int) -> ChartSe
                 if offset is None or not identity_visible(access, identity) or (scope and scope not in readable):
                     continue
                 surfaces.setdefault(surface, window.zeros())[offset] += count
-            for day, scope, event, reviewer_only, records in conn.execute(
-                "SELECT day, scope, event, reviewer_only, records FROM record_days WHERE event IN ('created', 'quarantined')"
+            earlier, within = _record_history(conn, window.first_day)
+            for scope, event, reviewer_only, records, _ in earlier:
+                if scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
+                    never_before += records
+            for day, scope, event, reviewer_only, records, _ in within:
+                offset = window.at(day)
+                if offset is not None and scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
+                    never_steps[offset] += records
+            for scope, event, records in conn.execute(
+                "SELECT scope, event, SUM(records) FROM usage_days WHERE day < ? GROUP BY scope, event", (window.first_day,)
             ):
-                if scope in readable and (with_quarantined or not reviewer_only):
-                    never_before, never_steps = _step(window, day, records, never_before, never_steps)
-            for day, scope, event, records in conn.execute("SELECT day, scope, event, records FROM usage_days"):
-                if scope not in readable:
-                    continue
-                if event == "first_injected":
-                    never_before, never_steps = _step(window, day, -records, never_before, never_steps)
-                else:
-                    dead_before, dead_steps = _step(window, day, records, dead_before, dead_steps)
+                if scope in readable:
+                    never_before, dead_before = _usage(event, records, never_before, dead_before)
+            for day, scope, event, records in conn.execute(
+                "SELECT day, scope, event, records FROM usage_days WHERE day >= ?", (window.first_day,)
+            ):
+                if scope in readable and (offset := window.at(day)) is not None:
+                    never_steps[offset], dead_steps[offset] = _usage(event, records, never_steps[offset], dead_steps[offset])
     return ChartSet(
         [
             Chart("injections-by-surface", "Injections per day, by surface", "bars", window.dates(),
@@ -320,13 +342,9 @@ def injection_charts(*, access: Access, realm: str | None, days: int) -> ChartSe
     )
 
 
-def _step(window: _Window, day: int, amount: int, before: int, steps: list[int]) -> tuple[int, list[int]]:
-    offset = window.at(day)
-    if offset is not None:
-        steps[offset] += amount
-    elif day < window.first_day:
-        before += amount
-    return before, steps
+def _usage(event: str, records: int, never: int, dead: int) -> tuple[int, int]:
+    """(never injected, DEAD) moved by a usage event: a first injection ends "never injected"."""
+    return (never - records, dead) if event == "first_injected" else (never, dead + records)
 
 
 # ---------------------------------------------------------------------------------------------

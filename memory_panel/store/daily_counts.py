@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -109,7 +108,6 @@ WHERE i.injection_id > ? ORDER BY i.injection_id LIMIT ?
 # docs/panel-tabs.md §3: DEAD = injected at least this many times, never judged useful.
 DEAD_INJECTIONS = 3
 
-_lock = threading.Lock()
 # Per realm: the realm file's signature when its counts were last found current in this process.
 _current_at: dict[str, tuple] = {}
 
@@ -130,7 +128,8 @@ def counts_connection(realm: str) -> sqlite3.Connection | None:
         signature = settled_signature(source)
     except FileNotFoundError:
         return None
-    if signature is None or _current_at.get(realm) != signature:
+    # A daily file deleted since (always safe, docs/charts.md §2) is counted again.
+    if signature is None or _current_at.get(realm) != signature or not daily_path(realm).exists():
         if catch_up(realm, limit=INLINE_ROWS):
             if signature is not None:
                 _current_at[realm] = signature
@@ -153,9 +152,11 @@ def index_size(realm: str) -> int:
 def _connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    # Counted again from the realm whenever in doubt, so a count need not wait for fsync.
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(_SCHEMA)
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(_SCHEMA)
     return conn
 
 
@@ -354,7 +355,7 @@ def realm_clock_day(conn: sqlite3.Connection) -> int | None:
     """The realm's newest counted day (docs/panel-tiles.md §1, the realm's clock), or None."""
     row = conn.execute(
         "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM record_days UNION ALL SELECT MAX(day) FROM injection_days"
-        " UNION ALL SELECT MAX(day) FROM dream_run_days)"
+        " UNION ALL SELECT MAX(day) FROM dream_run_days UNION ALL SELECT MAX(day) FROM dream_op_days)"
     ).fetchone()
     return row[0]
 

@@ -192,3 +192,43 @@ def test_a_realm_restored_in_place_is_counted_again(dated_realm, realm_writer, a
 def test_a_window_other_than_30_or_90_days_is_refused(raw):
     with pytest.raises(InvalidParams, match="days must be one of 30, 90"):
         charts.parse_window(raw)
+
+
+def test_counted_in_small_chunks_the_counts_are_the_same(dated_realm, access_under, monkeypatch, settings):
+    from memory_panel.store import daily_counts
+
+    settings.MOBKIT_REALM_INDEX_BACKGROUND = False  # the backlog's count runs in this thread
+    monkeypatch.setattr(daily_counts, "INLINE_ROWS", 1)  # every count a backlog, run in chunks
+    monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
+    access = access_under("reviewer")
+
+    status = by_id(charts.holdings_charts(access=access, realm="dated", days=DAYS))["records-by-status"]
+    injections = by_id(charts.injection_charts(access=access, realm="dated", days=DAYS))
+
+    assert {s.key: s.values for s in status.series} == expected_flows(dated_realm, "reviewer")
+    assert {s.key: s.values[-3:] for s in injections["injections-by-surface"].series} == {
+        "surface-build": [0, 3, 0], "surface-turn": [0, 1, 1]}
+    assert {s.key: s.values[-3:] for s in injections["never-injected"].series} == {"never": [7, 7, 7], "dead": [0, 1, 1]}
+
+
+def test_deleting_the_daily_counts_counts_them_again(dated_realm, access_under):
+    import shutil
+
+    from memory_panel.store import daily_counts
+
+    access = access_under("open")
+    charts.holdings_charts(access=access, realm="dated", days=DAYS)
+    shutil.rmtree(daily_counts.daily_dir())
+
+    status = by_id(charts.holdings_charts(access=access, realm="dated", days=DAYS))["records-by-status"]
+
+    assert {s.key: s.values for s in status.series} == expected_flows(dated_realm, "open")
+
+
+@pytest.mark.parametrize("posture", sorted(CALLERS))
+def test_bytes_name_only_scopes_the_caller_may_read(dated_realm, access_under, posture):
+    scopes, _ = READS[posture]
+    got = by_id(charts.holdings_charts(access=access_under(posture), realm="dated", days=DAYS))["bytes-against-floor"]
+
+    named = {s.label for s in got.series}
+    assert named == {key if kind == "identity" else f"{kind}:{key}" for kind, key in scopes}
