@@ -14,11 +14,13 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
+from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import InvalidParams
 from memory_panel.store import daily_counts
+from memory_panel.store.realm_memo import KEPT_ROWS, kept_rows, realm_memo
 from memory_panel.store.rows import panel_realms, realm_read
 from memory_panel.visibility import (
     can_read_realm_history,
@@ -385,19 +387,38 @@ def realm_sparklines(*, access: Access, names: list[str]) -> dict[str, list[int]
     read (quarantined arrivals for reviewers only)."""
     may_read, with_quarantined = scope_checker(access), sees_quarantined(access)
     lines: dict[str, list[int]] = {}
-    with _opened(None, names) as realms:
-        for name, conn in realms.connections:
-            newest = daily_counts.realm_clock_day(conn)
-            if newest is None:
+    for name in names:
+        with realm_read(name, alone=False):
+            # What the realm's counts hold depends on its file alone: kept while it stands still,
+            # so a list of 500 quiet realms opens none of their daily files (docs/charts.md §2).
+            kept = realm_memo(name, ("spark_rows",), partial(_spark_rows, name, KEPT_ROWS))
+            if kept is not None and kept[1] is None:
+                kept = _spark_rows(name, None)
+            if kept is None:
                 continue
-            window = _Window(newest - SPARK_DAYS + 1, SPARK_DAYS)
-            readable = _readable(conn, may_read)
-            line = window.zeros()
-            for day, scope, event, records in conn.execute(
-                "SELECT day, scope, event, records FROM record_days WHERE day >= ? AND event IN ('created', 'quarantined')",
-                (window.first_day,),
-            ):
-                if scope in readable and (event == "created" or with_quarantined) and (offset := window.at(day)) is not None:
-                    line[offset] += records
+            first_day, rows = kept
+            line = [0] * SPARK_DAYS
+            for day, scope_kind, scope_key, event, records in rows:
+                if (event == "created" or with_quarantined) and may_read(scope_kind, scope_key):
+                    line[day - first_day] += records
             lines[name] = line
     return lines
+
+
+def _spark_rows(name: str, most: int | None) -> tuple[int, list[tuple] | None] | None:
+    """The first day of the realm's sparkline and its new records per day and scope (None for
+    more than ``most`` rows: too many to keep); None while none are counted, or while its backlog
+    is being counted (an answer not to keep)."""
+    conn = daily_counts.counts_connection(name)
+    if conn is None:
+        return None
+    with closing(conn):
+        newest = daily_counts.realm_clock_day(conn)
+        if newest is None or daily_counts.counting(name):
+            return None
+        first_day = newest - SPARK_DAYS + 1
+        rows = conn.execute(
+            "SELECT day, scope_kind, scope_key, event, records FROM record_days JOIN scopes USING (scope)"
+            " WHERE day >= ? AND event IN ('created', 'quarantined')", (first_day,),
+        )
+        return first_day, (rows.fetchall() if most is None else kept_rows(rows))
