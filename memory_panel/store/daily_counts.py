@@ -29,10 +29,6 @@ INLINE_ROWS = 20_000
 CHUNK_ROWS = 200_000
 SCHEMA_VERSION = "1"
 
-# The events a records chart counts (docs/charts.md §2). ``released`` and ``rejected`` are the
-# tombstones of quarantine verdicts; every one of them is also a tombstone.
-EVENTS = ("created", "quarantined", "superseded", "tombstoned", "released", "rejected")
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS scopes (scope INTEGER PRIMARY KEY, scope_kind NOT NULL, scope_key NOT NULL,
@@ -52,8 +48,10 @@ CREATE TABLE IF NOT EXISTS dream_op_days (day INTEGER, op_kind TEXT, ops INTEGER
 CREATE TABLE IF NOT EXISTS dream_run_days (day INTEGER, run_id TEXT, PRIMARY KEY (day, run_id)) WITHOUT ROWID;
 """
 
-# One chunk of the audit feed, grouped inside SQLite: per day, scope and event. A supersede that
-# was not quarantined also retires its prior (docs/store-format.md §4.2): the second arm.
+# One chunk of the audit feed, grouped inside SQLite: per day, scope and event (created,
+# quarantined, superseded, tombstoned, and ``released`` / ``rejected``: the tombstones of
+# quarantine verdicts, each also a tombstone). A supersede that was not quarantined also retires
+# its prior (docs/store-format.md §4.2): the second arm.
 _RECORD_EVENTS = """
 WITH feed AS (
   SELECT a.audit_id, a.applied_at_ms, a.op_kind, r.scope_kind, r.scope_key, LENGTH(r.body) AS chars,

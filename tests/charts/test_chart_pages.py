@@ -57,3 +57,10 @@ def test_a_bad_window_is_a_400_naming_days(pages):
     response = pages(REVIEWER).get("/console/memory/?realm=dated&days=7")
     assert response.status_code == 400
     assert b"days must be one of 30, 90" in response.content
+
+
+def test_across_realms_the_bytes_chart_names_each_scope_with_its_realm(pages):
+    page = pages(REVIEWER).get("/console/memory/").content.decode()
+    floor = page.split('id="chart-bytes-against-floor"', 1)[1].split("</figure>", 1)[0]
+
+    assert "dated · identity:luka" in floor
