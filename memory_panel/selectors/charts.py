@@ -47,7 +47,7 @@ FLOOR_SCOPES = 5
 class Series:
     key: str  # names its colour in the stylesheet (``chart-series--<key>``)
     label: str
-    values: list[int]
+    values: list[int | None]  # None: nothing to measure that day (a wait on a day without verdicts)
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ class Chart:
 
     @property
     def empty(self) -> bool:
-        return not any(any(s.values) for s in self.series)
+        return not any(any(v for v in s.values if v is not None) for s in self.series)
 
     @property
-    def rows(self) -> list[tuple[datetime.date, list[int]]]:
+    def rows(self) -> list[tuple[datetime.date, list[int | None]]]:
         """The table beside the chart: one row per day, newest first."""
         return [(day, [s.values[i] for s in self.series]) for i, day in reversed(list(enumerate(self.days)))]
 
@@ -263,8 +263,8 @@ def quarantine_charts(*, access: Access, realm: str | None, days: int) -> ChartS
                     waits[offset].append(wait_ms)
     every_wait = sorted(w for day_waits in waits.values() for w in day_waits)
     hours = lambda ms: round(ms / 3_600_000)  # noqa: E731
-    median = [hours(statistics.median(waits[i])) if waits.get(i) else 0 for i in range(window.days)]
-    worst = [hours(max(waits[i])) if waits.get(i) else 0 for i in range(window.days)]
+    median = [hours(statistics.median(waits[i])) if waits.get(i) else None for i in range(window.days)]
+    worst = [hours(max(waits[i])) if waits.get(i) else None for i in range(window.days)]
     summary = (
         f"Over these {days} days: {len(every_wait)} verdicts; median wait {_duration(statistics.median(every_wait))},"
         f" worst {_duration(every_wait[-1])}." if every_wait else f"No verdicts in these {days} days."

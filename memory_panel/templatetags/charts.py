@@ -35,8 +35,9 @@ class Bar:
 
 @dataclass(frozen=True)
 class Line:
-    points: str
+    points: str  # one run of days that have a value; a lone day draws as a dot (round caps)
     colour: int
+    dot: bool = False
 
 
 def _y(value: float, top: float) -> float:
@@ -54,7 +55,7 @@ def chart(chart: Chart) -> dict:
         totals = [sum(s.values[i] for s in chart.series) for i in range(len(chart.days))]
         top = max(totals, default=0)
     else:
-        top = max((max(s.values, default=0) for s in chart.series), default=0)
+        top = max((v for s in chart.series for v in s.values if v is not None), default=0)
     # A threshold far above the values would flatten them: it is drawn only when near the scale.
     threshold_shown = chart.threshold is not None and top >= chart.threshold / 2
     if threshold_shown:
@@ -65,7 +66,7 @@ def chart(chart: Chart) -> dict:
         for i, day in enumerate(chart.days):
             base = 0
             for colour, series in enumerate(chart.series):
-                value = series.values[i]
+                value = series.values[i] or 0
                 if value:
                     y = _y(base + value, top)
                     bars.append(Bar(i * SLOT + 1, y, round(_y(base, top) - y, 2), colour % PALETTE,
@@ -73,8 +74,7 @@ def chart(chart: Chart) -> dict:
                     base += value
     else:
         for colour, series in enumerate(chart.series):
-            points = " ".join(f"{i * SLOT + SLOT / 2:g},{_y(v, top)}" for i, v in enumerate(series.values))
-            lines.append(Line(points, colour % PALETTE))
+            lines += [Line(points, colour % PALETTE, dot) for points, dot in _runs(series.values, top)]
     return {
         "chart": chart,
         "width": len(chart.days) * SLOT,
@@ -90,19 +90,32 @@ def chart(chart: Chart) -> dict:
     }
 
 
+def _runs(values: list[int | None], top: float) -> list[tuple[str, bool]]:
+    """The polylines of a series, each with whether it is a lone day: a day without a value
+    (None) breaks the line rather than drawing a zero it does not have."""
+    runs: list[list[str]] = [[]]
+    for i, value in enumerate(values):
+        if value is None:
+            runs.append([])
+            continue
+        runs[-1].append(f"{i * SLOT + SLOT / 2:g},{_y(value, top)}")
+    # A lone point is drawn as a segment of no length, which round caps show as a dot.
+    return [(" ".join(run if len(run) > 1 else run * 2), len(run) == 1) for run in runs if run]
+
+
 @register.inclusion_tag("memory_panel/charts/_sparkline.html")
 def sparkline(values: list[int] | None, what: str = "records created") -> dict:
     """A small line of daily values, with its total and peak said in words for screen readers."""
     values = values or []
     top = max(values, default=0)
-    points = " ".join(f"{i * SLOT + SLOT / 2:g},{_y(v, top)}" for i, v in enumerate(values))
+    points = next(iter(_runs(values, top)), ("", False))[0]
     return {"points": points, "width": max(len(values), 1) * SLOT, "height": HEIGHT, "total": sum(values),
             "peak": top, "days": len(values), "what": what}
 
 
 @register.filter
-def chart_value(value: int, unit: str) -> str:
-    return _label(value, unit)
+def chart_value(value: int | None, unit: str) -> str:
+    return "—" if value is None else _label(value, unit)
 
 
 @register.filter

@@ -124,8 +124,8 @@ def test_quarantine_arrivals_verdicts_depth_and_waits_for_a_reviewer(dated_realm
     assert flow == {"quarantined": [1, 1, 0], "released": [0, 0, 1], "rejected": [0, 0, 1]}
     assert got["queue-depth"].series[0].values[-3:] == [1, 2, 0]
     # q1 waited two days, q2 one: both verdicts on day 2.
-    waits = {s.key: s.values[-1] for s in got["verdict-wait"].series}
-    assert waits == {"median": 36, "worst": 48}
+    waits = {s.key: s.values[-3:] for s in got["verdict-wait"].series}
+    assert waits == {"median": [None, None, 36], "worst": [None, None, 48]}  # no verdict, no wait drawn
     assert "2 verdicts; median wait 36.0 hours, worst 2.0 days" in got["verdict-wait"].note
 
 

@@ -64,3 +64,11 @@ def test_across_realms_the_bytes_chart_names_each_scope_with_its_realm(pages):
     floor = page.split('id="chart-bytes-against-floor"', 1)[1].split("</figure>", 1)[0]
 
     assert "dated · identity:luka" in floor
+
+
+def test_a_day_without_verdicts_has_no_wait_rather_than_a_zero(pages):
+    page = pages(REVIEWER).get("/console/memory/quarantine/?realm=dated").content.decode()
+    wait = page.split('id="chart-verdict-wait"', 1)[1].split("</figure>", 1)[0]
+
+    assert wait.count("<polyline") == 2  # one dot per series: the one day with verdicts
+    assert '<td class="num">—</td>' in wait and '<td class="num">36</td>' in wait
