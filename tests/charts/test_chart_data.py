@@ -232,3 +232,36 @@ def test_bytes_name_only_scopes_the_caller_may_read(dated_realm, access_under, p
 
     named = {s.label for s in got.series}
     assert named == {key if kind == "identity" else f"{kind}:{key}" for kind, key in scopes}
+
+
+def test_a_backlog_counted_in_the_background_ends_exact(dated_realm, access_under, monkeypatch, settings):
+    import time
+
+    from memory_panel.store import daily_counts
+
+    settings.MOBKIT_REALM_INDEX_BACKGROUND = True
+    monkeypatch.setattr(daily_counts, "INLINE_ROWS", 1)
+    monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
+    access = access_under("open")
+    charts.holdings_charts(access=access, realm="dated", days=DAYS)  # starts the count; draws what is counted
+    deadline = time.monotonic() + 30
+    while daily_counts.counting("dated") and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    got = charts.holdings_charts(access=access, realm="dated", days=DAYS)
+
+    assert got.counting == []
+    assert {s.key: s.values for s in by_id(got)["records-by-status"].series} == expected_flows(dated_realm, "open")
+
+
+def test_counts_caught_up_at_once_by_many_threads_count_each_row_once(dated_realm, access_under, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memory_panel.store import daily_counts
+
+    monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(lambda _: daily_counts.catch_up("dated"), range(4)))
+
+    got = by_id(charts.holdings_charts(access=access_under("open"), realm="dated", days=DAYS))["records-by-status"]
+    assert {s.key: s.values for s in got.series} == expected_flows(dated_realm, "open")
