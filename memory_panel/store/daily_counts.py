@@ -11,8 +11,10 @@ record text, and a realm restored or replaced in place is counted again from the
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -106,6 +108,7 @@ WHERE i.injection_id > ? ORDER BY i.injection_id LIMIT ?
 # docs/panel-tabs.md §3: DEAD = injected at least this many times, never judged useful.
 DEAD_INJECTIONS = 3
 
+_creating = threading.Lock()
 # Per realm: the realm file's signature when its counts were last found current in this process.
 _current_at: dict[str, tuple] = {}
 
@@ -148,14 +151,31 @@ def index_size(realm: str) -> int:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        _create(path)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     # Counted again from the realm whenever in doubt, so a count need not wait for fsync.
     conn.execute("PRAGMA synchronous=NORMAL")
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.executescript(_SCHEMA)
     return conn
+
+
+def _create(path: Path) -> None:
+    """A new daily file, complete (schema, WAL) before it appears under its name: a connection that
+    finds it half made, or switching journal modes under another, would fail as "locked"."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _creating, open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others find it made
+        if path.exists():
+            return
+        making = Path(f"{path}.partial")
+        making.unlink(missing_ok=True)
+        conn = sqlite3.connect(making, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+        finally:
+            conn.close()
+        os.replace(making, path)
 
 
 def catch_up(realm: str, *, limit: int | None = None) -> bool:
