@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
+from memory_panel.selectors.charts import realm_sparklines
 from memory_panel.selectors.realms import realm_summaries
 from memory_panel.store.realms import agent_memory_root, realm_names
 from memory_panel.views.realm_choice import LISTED_REALMS_MAX, session_realm
@@ -69,5 +70,11 @@ def _active_tab(request: HttpRequest) -> str:
 @login_required
 def console_shell(request: HttpRequest) -> HttpResponse:
     access = access_for(request.caller)
-    context = {"realms": realm_summaries(access=access), "agent_memory_root": agent_memory_root()}
+    realms = realm_summaries(access=access)
+    readable = [realm.name for realm in realms if not realm.error] if can_read_memory(access) else []
+    context = {
+        "realms": realms,
+        "sparklines": realm_sparklines(access=access, names=readable),
+        "agent_memory_root": agent_memory_root(),
+    }
     return render_page(request, "console/shell.html", "console/_realms.html", context)

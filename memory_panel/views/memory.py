@@ -21,7 +21,7 @@ from django_htmx.http import push_url, replace_url
 from memory_panel.cursor import parse_cursor, parse_search_cursor, parse_utility_cursor
 from memory_panel.errors import InvalidParams
 from memory_panel.search_text import SearchQuery, parse_query
-from memory_panel.selectors import biography, counts, diff as diff_selectors, dreams as dream_selectors
+from memory_panel.selectors import biography, charts as chart_selectors, counts, diff as diff_selectors, dreams as dream_selectors
 from memory_panel.selectors import holdings as holdings_selectors, pending, quarantine as quarantine_selectors
 from memory_panel.selectors import record_utility, records as record_selectors, search as search_selectors
 from memory_panel.selectors import replicas as replica_selectors, taint_wall, tiles as tile_selectors
@@ -33,6 +33,7 @@ from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views import as_of
+from memory_panel.views.charts import chart_sections
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import Section, count_section, panel_view, render_page, section, wants_fragment
 from memory_panel.visibility import can_review_quarantine, scope_kind_readable
@@ -117,6 +118,10 @@ def holdings(request: HttpRequest, access: Access) -> HttpResponse:
             access=access, refs=[(item.realm, item.memory_id) for tile in tiles for item in tile.evidence]
         ),
         **_holdings_footer(access, realm),
+        **chart_sections(request, access, realm, [
+            ("holdings-charts", "Over time", chart_selectors.holdings_charts),
+            ("injection-charts", "Injections over time", chart_selectors.injection_charts),
+        ]),
     }
     return render_page(request, "memory_panel/holdings.html", "memory_panel/_holdings.html", context)
 
@@ -323,7 +328,11 @@ def quarantine(request: HttpRequest, access: Access) -> HttpResponse:
     realm = chosen_realm(request)
     limit = _query_limit(request.GET, default=RECORDS_DEFAULT_LIMIT, maximum=RECORDS_MAX_LIMIT)
     order = quarantine_selectors.parse_queue_order(request.GET.get("order"))
-    context = {"realm": realm, **quarantine_context(access=access, realm=realm, limit=limit, order=order)}
+    context = {
+        "realm": realm,
+        **quarantine_context(access=access, realm=realm, limit=limit, order=order),
+        **chart_sections(request, access, realm, [("quarantine-charts", "Over time", chart_selectors.quarantine_charts)]),
+    }
     return render_page(request, "memory_panel/quarantine.html", "memory_panel/_quarantine.html", context)
 
 
@@ -385,6 +394,7 @@ def dreams(request: HttpRequest, access: Access) -> HttpResponse:
         "titles": record_titles(
             access=access, refs=[(run.realm, memory_id) for run in runs for memory_id in run.memory_ids]
         ),
+        **chart_sections(request, access, realm, [("dream-charts", "Over time", chart_selectors.dream_charts)]),
     }
     return render_page(request, "memory_panel/dreams.html", "memory_panel/_dreams.html", context)
 
