@@ -217,6 +217,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         # "Load more" appends rows; the count above the table follows them (docs/daily-use.md §2).
         "loaded_more": cursor is not None and wants_fragment(request),
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
+        "facets_url": reverse("memory-records-facets") + _query_string(state),
         "identity": asked.identity,
         # A callable, so the template reads the suggestions only when it renders the field: a
         # "load more" or filter fragment has no field and costs no look at the realms' scopes.
