@@ -131,6 +131,7 @@ INSTALLED_APPS = [
     "mobkit_console.timeline",
     "mobkit_console.audit",
     "mobkit_console.observability",
+    "mobkit_console.saved_views",
 ]
 
 MIDDLEWARE = [
@@ -170,6 +171,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "mobkit_console.shell.console_layout",
+                "mobkit_console.saved_views.context.save_view_form",
             ],
         },
     },
