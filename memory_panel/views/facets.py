@@ -13,7 +13,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from access.caller import Access
-from memory_panel.errors import InvalidParams
+from memory_panel.errors import AccessDenied, InvalidParams
+from memory_panel.signals import access_denied, announce
 from memory_panel.selectors.facets import FACET_FIELDS, Facets, record_facets
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
@@ -42,6 +43,9 @@ def records_facets_json(request: HttpRequest, access: Access) -> HttpResponse:
     """``GET /console/memory/records/facets.json?<the Records page's filters>``."""
     try:
         facets, _ = _facets(request, access)
+    except AccessDenied as error:
+        announce(access_denied, access=access, action=error.action, resource=error.resource)
+        return JsonResponse({"error": str(error), "action": error.action}, status=403)
     except InvalidParams as error:
         return JsonResponse({"error": str(error)}, status=400)
     return JsonResponse(facets_json(facets))

@@ -1,0 +1,145 @@
+"""Facets benchmark (docs/realm-index.md §11): the Records facets at a million records, the realm untouched.
+
+    .venv/bin/python bench/facets.py [--records 1000000] [--keep DIR] [--reps 20]
+
+Seeds a realm with ``seed_demo`` unless ``--keep DIR`` already holds one (bench/scale.py's layout,
+so one seeded directory serves scale.py, search.py and this), builds the console's search index
+(timed: its facet counters are filled by the build), then asks
+``/console/memory/records/facets.json`` through the real endpoint (Django's test client, a
+signed-in user, the full middleware stack), unfiltered, filtered and with search queries, as an
+admin and as a reader granted one agent (the counters' visibility per scope), and prints p50/p95
+with which fields timed out. Then one write through the store writer, and the catch-up that moves
+its counters, timed on the next request. The realm file's sha256 is taken before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale import REALM, Row, configure_django, fingerprint, print_table, seed_if_missing, timed  # noqa: E402
+
+FACETS = "/console/memory/records/facets.json"
+ASKS = (
+    ("unfiltered", {}),
+    ("status=active", {"status": "active"}),
+    ("kind=fact, trust=agent_observed", {"kind": "fact", "trust": "agent_observed"}),
+    ("identity=identity:luka", {"identity": "identity:luka"}),
+    ("search: rare word 5953", {"q": "5953"}),
+    ("search: common word oslo", {"q": "oslo"}),
+    ("search: very common word planning", {"q": "planning"}),
+    ("search + status=active: oslo", {"q": "oslo", "status": "active"}),
+)
+ONE_AGENT = """enabled = true
+admins = []
+
+[[rules]]
+id = "luka-only"
+actions = ["agent.view", "agent.memory.read"]
+agents = ["identity:luka"]
+"""
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--keep", type=Path, help="persistent-state directory kept between runs (reused if seeded)")
+    parser.add_argument("--reps", type=int, default=20)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    state = args.keep.absolute() if args.keep else Path(tempfile.mkdtemp(prefix="mobkit-facets-state-"))
+    scratch = Path(tempfile.mkdtemp(prefix="mobkit-facets-console-"))
+    configure_django(state, scratch / "console.sqlite3")
+
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connections
+    from django.test import Client
+
+    from memory_panel.store import search_index as search_module
+    from memory_panel.store.realms import realm_path
+
+    realm_file = realm_path(REALM)
+    seed_if_missing(realm_file, args.records)
+    before = fingerprint(realm_file)
+    call_command("migrate", verbosity=0)
+    started = time.monotonic()
+    if search_module.SEARCH_INDEX.newest(REALM) is None or not _has_counters(search_module, REALM):
+        search_module.SEARCH_INDEX.build(REALM)
+        print(f"search index (with its facet counters) built in {time.monotonic() - started:.1f} s")
+
+    def asked(client: Client, params: dict) -> dict:
+        reply = client.get(FACETS, params)
+        connections.close_all()
+        assert reply.status_code == 200, reply.content[:300]
+        return reply.json()
+
+    rows: list[Row] = []
+    for who, toml in (("admin", None), ("reader granted one agent", ONE_AGENT)):
+        if toml is None:
+            settings.MOBKIT_ACCESS_CONFIG = None
+            subject = "bench"
+        else:
+            path = scratch / "access.toml"
+            path.write_text(toml, encoding="utf-8")
+            settings.MOBKIT_ACCESS_CONFIG = str(path)
+            subject = "luka-reader@example.test"
+        client = Client()
+        client.force_login(User.objects.get_or_create(username=subject, email=subject)[0])
+        for label, params in ASKS:
+            reply = asked(client, params)
+            rows.append(Row(who, label, timed(lambda c=client, p=params: asked(c, p), args.reps),
+                            note=_note(reply)))
+    settings.MOBKIT_ACCESS_CONFIG = None
+    rows.append(_catch_up_row(realm_file, asked))
+    print_table(rows)
+    after = fingerprint(realm_file)
+    print(f"\nrealm file unchanged by the console: {before['sha256'] == _sha_only(realm_file, after)}")
+
+
+def _has_counters(search_module, realm: str) -> bool:
+    index = search_module.search_index(realm)
+    return index is not None and index.conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'facet_counts'").fetchone() is not None
+
+
+def _note(reply: dict) -> str:
+    total = sum(item["count"] for item in reply["facets"]["status"])
+    timed_out = reply["timed_out"]
+    return f"timed out: {', '.join(timed_out)}" if timed_out else f"{total:,} rows counted"
+
+
+def _catch_up_row(realm_file: Path, asked) -> Row:
+    """One record written by the store writer, then the facets request that catches the counters up."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from memory_panel.simulator.store_writer import APPLICATION, StoreWriter, create_op, identity_scope, new_record
+
+    client = Client()
+    client.force_login(User.objects.get_or_create(username="bench")[0])
+    samples = []
+    for n in range(5):
+        with StoreWriter.open(REALM, root=realm_file.parent) as writer:
+            record = new_record(kind="fact", title=f"Facet bench write {n}", body="counted at once")
+            writer.bulk_apply([create_op(identity_scope(REALM, "identity:luka"), record)], author=APPLICATION)
+        started = time.perf_counter()
+        asked(client, {})
+        samples.append((time.perf_counter() - started) * 1000)
+    return Row("after a write", "unfiltered, counters caught up in the request", samples, note="5 writes")
+
+
+def _sha_only(realm_file: Path, after: dict) -> str:
+    return after["sha256"]
+
+
+if __name__ == "__main__":
+    main()
