@@ -25,6 +25,7 @@ PAGES = {
     "audit": "/console/audit/",
     "tile evidence": "/console/memory/holdings/taint-wall/",
     "legacy": "/console/memory/legacy/",
+    "saved views": "/console/views/",
 }
 
 

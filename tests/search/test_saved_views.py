@@ -102,3 +102,15 @@ def test_each_filtered_page_offers_to_save_itself(client, world, posture):
         html = client.get(url).content.decode()
         assert f'name="page" value="{page}"' in html, url
         assert "csrfmiddlewaretoken" in html, url
+
+
+def test_a_shared_view_of_a_page_the_receiver_may_not_open_is_refused_there(client, world, posture):
+    posture("reader")
+    posture("admin")
+    view = save(client, "Denials", page="console-audit", query="action=access.denied")
+    client.post(f"/console/views/{view.id}/share", {"username": CALLERS["reader"][1]})
+    assert client.get(f"/console/views/{view.id}/", follow=True).status_code == 200
+    posture("reader")
+    opened = client.get(f"/console/views/{view.id}/", follow=True)
+    assert opened.redirect_chain[-1][0] == "/console/audit/?action=access.denied"
+    assert opened.status_code == 403
