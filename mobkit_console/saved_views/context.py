@@ -11,10 +11,15 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from memory_panel.errors import InvalidParams
 from mobkit_console.saved_views.services import view_query
 
 
 def save_view_form(request: HttpRequest) -> dict[str, Any]:
     if not request.user.is_authenticated:
         return {}
-    return {"save_view": {"template": "saved_views/_save_form.html", "query": view_query(request.GET.urlencode())}}
+    try:
+        query = view_query(request.GET.urlencode())
+    except InvalidParams:
+        return {}  # filters too long to keep: the page shows no form to save them
+    return {"save_view": {"template": "saved_views/_save_form.html", "query": query}}
