@@ -17,7 +17,7 @@ from memory_panel.errors import AccessDenied, InvalidParams
 from memory_panel.signals import access_denied, announce
 from memory_panel.selectors.facets import FACET_FIELDS, Facets, record_facets
 from memory_panel.templatetags.panel_format import records_url
-from memory_panel.views.memory import RECORD_FILTER_PARAMS, records_query
+from memory_panel.views.memory import records_query, records_state
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import panel_view
 
@@ -32,10 +32,8 @@ FACET_LABELS = {
 def _facets(request: HttpRequest, access: Access) -> tuple[Facets, dict[str, str]]:
     params = request.GET.dict()
     asked = records_query(params, access=access, realm=chosen_realm(request))
-    state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
-    if asked.realm is not None:
-        state["realm"] = asked.realm
-    return record_facets(access=access, realm=asked.realm, filters=asked.filters, query=asked.query), state
+    facets = record_facets(access=access, realm=asked.realm, filters=asked.filters, query=asked.query)
+    return facets, records_state(params, asked.realm)
 
 
 @panel_view

@@ -173,6 +173,14 @@ def records_query(params: dict[str, str], *, access: Access, realm: str | None) 
     return RecordsQuery(realm, filters, query, identity)
 
 
+def records_state(params: dict[str, str], realm: str | None) -> dict[str, str]:
+    """The Records filter state a URL carries: the filters given, and the realm when one is chosen."""
+    state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    if realm is not None:
+        state["realm"] = realm
+    return state
+
+
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     params = request.GET.dict()
@@ -183,9 +191,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     # ``shown``: the rows already on screen (docs/daily-use.md §2). A first page re-renders that many,
     # so a reload or Back after "load more" shows the same rows; a cursor page counts on from it.
     shown = _query_limit(request.GET, default=0, maximum=SHOWN_MAX, name="shown")
-    state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
-    if realm is not None:
-        state["realm"] = realm
+    state = records_state(params, realm)
     if not request.htmx and any(not value.strip() for value in request.GET.values()):
         # A plain form submit sends every field: the URL leaves the empty ones out.
         kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
