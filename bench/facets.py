@@ -1,6 +1,7 @@
 """Facets benchmark (docs/realm-index.md §11): the Records facets at a million records, the realm untouched.
 
     .venv/bin/python bench/facets.py [--records 1000000] [--keep DIR] [--reps 20]
+    .venv/bin/python bench/facets.py --small-realms 500 [--reps 10]    # many small realms instead
 
 Seeds a realm with ``seed_demo`` unless ``--keep DIR`` already holds one (bench/scale.py's layout,
 so one seeded directory serves scale.py, search.py and this), builds the console's search index
@@ -9,7 +10,9 @@ so one seeded directory serves scale.py, search.py and this), builds the console
 signed-in user, the full middleware stack), unfiltered, filtered and with search queries, as an
 admin and as a reader granted one agent (the counters' visibility per scope), and prints p50/p95
 with which fields timed out. Then one write through the store writer, and the catch-up that moves
-its counters, timed on the next request. The realm file's sha256, size and mtime are compared
+its counters, timed on the next request. ``--small-realms N`` instead writes N realms of
+``--records-each`` plain notes (a console of many small realms, each with its own counters) and
+times the all-realm facets, cold (every realm's search index built inside the request) and warm. The realm file's sha256, size and mtime are compared
 before and after the reads (the bench's own writes come after that).
 """
 
@@ -50,6 +53,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, help="persistent-state directory kept between runs (reused if seeded)")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--small-realms", type=int, default=0, help="N small realms instead of one large one")
+    parser.add_argument("--records-each", type=int, default=2000, help="records in each small realm")
     return parser.parse_args()
 
 
@@ -58,6 +63,9 @@ def main() -> None:
     state = args.keep.absolute() if args.keep else Path(tempfile.mkdtemp(prefix="mobkit-facets-state-"))
     scratch = Path(tempfile.mkdtemp(prefix="mobkit-facets-console-"))
     configure_django(state, scratch / "console.sqlite3")
+    if args.small_realms:
+        small_realms(state, args)
+        return
 
     from django.conf import settings
     from django.contrib.auth.models import User
@@ -104,6 +112,39 @@ def main() -> None:
     rows.append(_catch_up_row(realm_file, asked))
     print_table(rows)
     print(f"\nrealm file unchanged by the console's reads: {unchanged}")
+
+
+def small_realms(state: Path, args: argparse.Namespace) -> None:
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connections
+    from django.test import Client
+
+    from tests.support.worlds import write_spread
+
+    root = state / "agent-memory"
+    root.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    for n in range(args.small_realms):
+        if not (root / f"small-{n:04d}.sqlite3").exists():
+            write_spread(root, f"small-{n:04d}", args.records_each, 8)
+    print(f"{args.small_realms} realms of {args.records_each:,} records ready in {time.monotonic() - started:.0f} s")
+    call_command("migrate", verbosity=0)
+    client = Client()
+    client.force_login(User.objects.get_or_create(username="bench")[0])
+
+    def asked(params: dict) -> dict:
+        reply = client.get(FACETS, params)
+        connections.close_all()
+        assert reply.status_code == 200, reply.content[:300]
+        return reply.json()
+
+    rows = [Row("all realms", "unfiltered, cold (search indexes built)", timed(lambda: asked({}), 1, 0))]
+    for label, params in (("unfiltered", {}), ("status=active", {"status": "active"}),
+                          ("search: agent noted", {"q": "agent noted"})):
+        reply = asked(params)
+        rows.append(Row("all realms", label, timed(lambda p=params: asked(p), args.reps), note=_note(reply)))
+    print_table(rows)
 
 
 def _has_counters(search_module, realm: str) -> bool:
