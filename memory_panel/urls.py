@@ -9,7 +9,8 @@ urlpatterns: list = [
     path("memory/holdings/<str:tile>/", tiles.tile_evidence, name="memory-tile"),
     path("memory/records/", memory.records, name="memory-records"),
     path("memory/records/facets.json", facets.records_facets_json, name="memory-records-facets-json"),
-    path("memory/records/facets/", facets.records_facets, name="memory-records-facets"),
+    # No trailing slash: a record whose id is "facets" keeps its page (``records/<id>/`` below).
+    path("memory/records/facets.html", facets.records_facets, name="memory-records-facets"),
     path("memory/records.csv", export.records_csv, name="memory-records-csv"),
     path("memory/records.ndjson", export.records_ndjson, name="memory-records-ndjson"),
     # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.

@@ -108,7 +108,7 @@ def test_a_search_past_the_time_limit_says_timed_out_instead_of_a_number(client,
     reply = client.get(FACETS_URL, {"q": "the"}).json()
     assert reply["timed_out"] == ["status", "kind", "scope_kind", "trust", "author", "realm"]
     assert all(items == [] for items in reply["facets"].values())
-    page = client.get("/console/memory/records/facets/", {"q": "the"}).content.decode()
+    page = client.get("/console/memory/records/facets.html", {"q": "the"}).content.decode()
     assert page.count("timed out") == 6
     # Without a search the counters answer, time limit or not.
     assert client.get(FACETS_URL).json()["timed_out"] == []
@@ -147,7 +147,7 @@ def test_bad_filters_are_a_clear_400(client, world, signed_in):
 def test_the_records_page_loads_its_facets_beside_the_list(client, world, signed_in):
     signed_in()
     page = client.get("/console/memory/records/", {"status": "active"}).content.decode()
-    assert 'hx-get="/console/memory/records/facets/?status=active"' in page
-    block = client.get("/console/memory/records/facets/", {"status": "active"}).content.decode()
+    assert 'hx-get="/console/memory/records/facets.html?status=active"' in page
+    block = client.get("/console/memory/records/facets.html", {"status": "active"}).content.decode()
     assert 'href="/console/memory/records/"' in block  # the chosen status: its link removes the filter
     assert "status=active&amp;kind=" in block  # another value: its link adds to the filter
