@@ -4,7 +4,8 @@ Counts are of rows the caller may list, decided exactly as ``record_visible`` de
 (docs/access.md §2.8): a counter is kept per scope, status, kind, trust, author kind and whether
 the row is reviewer-only, so the caller's scope grants and review right apply to whole counters
 and a hidden row is never counted. Without a search every count comes from those counters, kept by
-each realm's search index as it catches up; a search counts its matches, within a CPU-time limit,
+each realm's search index as it catches up (the small realms' by the console-wide index, as it
+copies them); a search counts its matches, within a CPU-time limit,
 and a field that ran out is named in ``timed_out`` instead of showing a wrong number.
 """
 
@@ -23,7 +24,8 @@ from memory_panel.errors import RealmIndexing
 from memory_panel.search_text import SearchQuery
 from memory_panel.selectors.search import search_filter
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.rows import panel_realms, realm_read
+from memory_panel.store.all_realms_index import AllRealmsIndex, all_realms_index
+from memory_panel.store.rows import panel_realms, realm_read, skip_unreadable_realm
 from memory_panel.store.search_index import SearchIndex, search_index
 from memory_panel.visibility import require_record_list, scope_checker
 
@@ -58,7 +60,17 @@ def record_facets(
     require_record_list(access, scope_kind=filters.scope_kind, scope_key=filters.scope_key)
     facets = Facets()
     deadline = _Deadline(conf.facets_timeout_ms() / 1000)
-    for name in panel_realms(realm):
+    names = panel_realms(realm)
+    if realm is None:
+        # docs/realm-index.md §10: the small realms' counters are kept together in the console-wide index.
+        shared = all_realms_index(names, on_failure=skip_unreadable_realm)
+        rows = _counter_rows(access, shared, filters, query, deadline)
+        if rows is None:
+            facets.timed_out.update(FACET_FIELDS)
+        else:
+            _add(facets, access, filters.for_caller(access), rows)
+        names = [name for name in names if name not in shared.listed]
+    for name in names:
         with realm_read(name, alone=realm is not None):  # a damaged realm is skipped, as by the list
             try:
                 index = search_index(name)
@@ -73,31 +85,37 @@ def record_facets(
             if rows is None:
                 facets.timed_out.update(FACET_FIELDS)
                 continue
-            _add(facets, access, name, filters.for_caller(access), rows)
+            _add(facets, access, filters.for_caller(access), [(name, *row) for row in rows])
     return facets
 
 
 def _counter_rows(
-    access: Access, index: SearchIndex, filters: RecordFilter, query: SearchQuery | None, deadline: _Deadline
+    access: Access,
+    index: SearchIndex | AllRealmsIndex,
+    filters: RecordFilter,
+    query: SearchQuery | None,
+    deadline: _Deadline,
 ) -> list[tuple] | None:
-    """The realm's counters, or its matches counted the same way; None when the time ran out."""
+    """The index's counters, or its matches counted the same way; None when the time ran out."""
     if query is None:
         return index.facet_counters()
     if deadline.passed():
         return None  # spent on the realms before this one
+    searched = index.search() if isinstance(index, AllRealmsIndex) else index
     try:
         with deadline.watching(index.conn):
-            return index.matched_facets(query.match, search_filter(access, index, filters))
+            return searched.matched_facets(query.match, search_filter(access, index, filters))
     except sqlite3.OperationalError as error:
         if deadline.passed():
             return None
         raise error
 
 
-def _add(facets: Facets, access: Access, realm: str, filters: RecordFilter, rows: list[tuple]) -> None:
-    """Add the counters ``filters`` keeps and the caller may list: ``record_visible`` per counter."""
+def _add(facets: Facets, access: Access, filters: RecordFilter, rows: list[tuple]) -> None:
+    """Add the counters (each led by its realm) ``filters`` keeps and the caller may list:
+    ``record_visible`` per counter."""
     scope_ok = scope_checker(access)
-    for scope_kind, scope_key, status, kind, trust, author, reviewer_only, records in rows:
+    for realm, scope_kind, scope_key, status, kind, trust, author, reviewer_only, records in rows:
         if not filters.admits(scope_kind, scope_key, status, kind, trust):
             continue
         if reviewer_only and filters.hide_reviewer_only:
