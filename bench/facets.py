@@ -12,7 +12,7 @@ admin and as a reader granted one agent (the counters' visibility per scope), an
 with which fields timed out. Then one write through the store writer, and the catch-up that moves
 its counters, timed on the next request. ``--small-realms N`` instead writes N realms of
 ``--records-each`` plain notes (a console of many small realms, each with its own counters) and
-times the all-realm facets, cold (every realm's search index built inside the request) and warm. The realm file's sha256, size and mtime are compared
+times the all-realm facets, cold (the console-wide index filled with every realm inside the request) and warm. The realm file's sha256, size and mtime are compared
 before and after the reads (the bench's own writes come after that).
 """
 
@@ -139,7 +139,7 @@ def small_realms(state: Path, args: argparse.Namespace) -> None:
         assert reply.status_code == 200, reply.content[:300]
         return reply.json()
 
-    rows = [Row("all realms", "unfiltered, cold (search indexes built)", timed(lambda: asked({}), 1, 0))]
+    rows = [Row("all realms", "unfiltered, cold (the console-wide index filled)", timed(lambda: asked({}), 1, 0))]
     for label, params in (("unfiltered", {}), ("status=active", {"status": "active"}),
                           ("search: agent noted", {"q": "agent noted"})):
         reply = asked(params)
