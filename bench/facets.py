@@ -9,11 +9,13 @@ so one seeded directory serves scale.py, search.py and this), builds the console
 ``/console/memory/records/facets.json`` through the real endpoint (Django's test client, a
 signed-in user, the full middleware stack), unfiltered, filtered and with search queries, as an
 admin and as a reader granted one agent (the counters' visibility per scope), and prints p50/p95
-with which fields timed out. Then one write through the store writer, and the catch-up that moves
-its counters, timed on the next request. ``--small-realms N`` instead writes N realms of
-``--records-each`` plain notes (a console of many small realms, each with its own counters) and
-times the all-realm facets, cold (the console-wide index filled with every realm inside the request) and warm. The realm file's sha256, size and mtime are compared
+with which fields timed out. Then five writes through the store writer, each followed by the
+facets request that catches the counters up. The realm file's sha256, size and mtime are compared
 before and after the reads (the bench's own writes come after that).
+
+``--small-realms N`` instead writes N realms of ``--records-each`` plain notes (a console of many
+small realms, their counters kept by the console-wide index) and times the all-realm facets, cold
+(the console-wide index filled with every realm inside the request) and warm.
 """
 
 from __future__ import annotations
