@@ -61,8 +61,18 @@ def caller_access(name: str, django_user_model):
     return access_for(caller_for_user(user, sign_in="session"))
 
 
+@pytest.fixture(params=["shared", "own"])
+def counters(request, settings) -> str:
+    """Where the counters are: the console-wide index of small realms, or each realm's own search
+    index (every realm "large": ``MOBKIT_REALM_INDEX_MIN_ROWS`` 0, its indexes built inline)."""
+    if request.param == "own":
+        settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
+        settings.MOBKIT_REALM_INDEX_BACKGROUND = False
+    return request.param
+
+
 @pytest.mark.parametrize("name", POSTURES)
-def test_facet_counts_equal_a_walk_of_the_same_filter(client, world, posture, name, django_user_model):
+def test_facet_counts_equal_a_walk_of_the_same_filter(client, world, posture, name, django_user_model, counters):
     posture(name)
     access = caller_access(name, django_user_model)
     for params in FILTERS:
@@ -80,7 +90,7 @@ def test_facet_counts_equal_a_walk_of_the_same_filter(client, world, posture, na
 
 
 @pytest.mark.parametrize("name", POSTURES)
-def test_a_facet_never_counts_a_hidden_row(client, world, posture, name):
+def test_a_facet_never_counts_a_hidden_row(client, world, posture, name, counters):
     posture(name)
     grants = GRANTS[name]
     visible = [row for row in world.rows.values() if grants.sees(row)]
@@ -91,9 +101,11 @@ def test_a_facet_never_counts_a_hidden_row(client, world, posture, name):
         assert counted < len(world.rows)
     hidden_kinds = {row.scope_kind for row in world.rows.values()} - {row.scope_kind for row in visible}
     assert not hidden_kinds & {item["value"] for item in reply["facets"]["scope_kind"]}
+    if counters == "own":
+        assert (world.root.parent / "console" / "search-index" / "default").is_dir()
 
 
-def test_a_search_counts_its_matches(client, world, signed_in):
+def test_a_search_counts_its_matches(client, world, signed_in, counters):
     signed_in()
     reply = client.get(FACETS_URL, {"q": "scout"}).json()
     assert reply["timed_out"] == []
@@ -123,7 +135,7 @@ def test_a_search_interrupted_mid_count_says_timed_out(client, signed_in, agent_
     assert reply["timed_out"] == ["status", "kind", "scope_kind", "trust", "author", "realm"]
 
 
-def test_counters_follow_the_realm_as_the_index_catches_up(client, signed_in, agent_memory_dir):
+def test_counters_follow_the_realm_as_the_index_catches_up(client, signed_in, agent_memory_dir, counters):
     signed_in()
     scribe = new_scribe(agent_memory_dir, "facets", start_ms=T0)
     scope = identity_scope("facets", "identity:scout")
