@@ -26,6 +26,11 @@ def realm_query_timeout_ms() -> int:
     return int(getattr(settings, "MOBKIT_REALM_QUERY_TIMEOUT_MS", 2000))
 
 
+def facets_timeout_ms() -> int:
+    """CPU time the Records facets may spend counting what no counter holds (docs/realm-index.md §11)."""
+    return int(getattr(settings, "MOBKIT_FACETS_TIMEOUT_MS", 1000))
+
+
 def realm_connections_max() -> int:
     """Most connections to realm and index files a process keeps open at once (docs/serving.md §5)."""
     return max(1, int(getattr(settings, "MOBKIT_REALM_CONNECTIONS", 64)))

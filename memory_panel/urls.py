@@ -2,12 +2,15 @@
 
 from django.urls import path
 
-from memory_panel.views import changes, export, knowledge, ledger, memory, pipeline, realm_choice, replicas, tiles
+from memory_panel.views import changes, export, facets, knowledge, ledger, memory, pipeline, realm_choice, replicas, tiles
 
 urlpatterns: list = [
     path("memory/", memory.holdings, name="memory-holdings"),
     path("memory/holdings/<str:tile>/", tiles.tile_evidence, name="memory-tile"),
     path("memory/records/", memory.records, name="memory-records"),
+    path("memory/records/facets.json", facets.records_facets_json, name="memory-records-facets-json"),
+    # No trailing slash: a record whose id is "facets" keeps its page (``records/<id>/`` below).
+    path("memory/records/facets.html", facets.records_facets, name="memory-records-facets"),
     path("memory/records.csv", export.records_csv, name="memory-records-csv"),
     path("memory/records.ndjson", export.records_ndjson, name="memory-records-ndjson"),
     # MobKit ids are free text (steward-declared ids, hand edits): a "/" must not break the route.

@@ -57,6 +57,8 @@ MOBKIT_LEDGER_HEALTH_ENDPOINT = os.environ.get("MOBKIT_LEDGER_HEALTH_ENDPOINT", 
 
 # Every query on a realm file is interrupted after this long (a clear error instead of a held worker).
 MOBKIT_REALM_QUERY_TIMEOUT_MS = int(os.environ.get("MOBKIT_REALM_QUERY_TIMEOUT_MS", "2000"))
+# The Records facets a counter cannot answer (a search) stop after this much CPU time and say so.
+MOBKIT_FACETS_TIMEOUT_MS = int(os.environ.get("MOBKIT_FACETS_TIMEOUT_MS", "1000"))
 
 # Threads per server process for pages and JSON-RPC (docs/serving.md §2): this many requests run at
 # once, the rest wait their turn, which no time limit counts. Each keeps a console-database connection.
@@ -131,6 +133,7 @@ INSTALLED_APPS = [
     "mobkit_console.explainer",
     "mobkit_console.observability",
     "mobkit_console.alerts",
+    "mobkit_console.saved_views",
 ]
 
 MIDDLEWARE = [
@@ -171,6 +174,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "mobkit_console.shell.console_layout",
                 "mobkit_console.alerts.context.panel_alerts",
+                "mobkit_console.saved_views.context.save_view_form",
             ],
         },
     },

@@ -26,4 +26,5 @@ urlpatterns = [
     path("", include("mobkit_console.alerts.urls")),
     path("console/", include("memory_panel.urls")),
     path("", include("mobkit_console.timeline.urls")),
+    path("", include("mobkit_console.saved_views.urls")),
 ]

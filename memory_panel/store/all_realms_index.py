@@ -38,12 +38,12 @@ from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, realm_path
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
+from memory_panel.store.search_index import AUTHOR_KIND, TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 CACHE_KIB = 16_384
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -73,6 +73,10 @@ _SCHEMA = (
     " status, created_at_ms)",
     # Every scope holding a record, per realm: what a caller's scope grants are checked against.
     "CREATE TABLE scopes (realm INTEGER NOT NULL, scope_kind, scope_key)",
+    # docs/realm-index.md §11: each realm's facet counters, counted again whenever its keys are copied.
+    "CREATE TABLE facet_counts (realm INTEGER NOT NULL, scope_kind, scope_key, status, kind, trust, author,"
+    " reviewer_only INTEGER NOT NULL, records INTEGER NOT NULL)",
+    "CREATE INDEX facet_counts_realm ON facet_counts (realm)",
     "CREATE INDEX scopes_realm ON scopes (realm)",
     "CREATE INDEX entries_realm ON entries (realm, memory_id)",
     "CREATE INDEX promotions_realm ON promotions (realm)",
@@ -122,6 +126,13 @@ _ORDER_INDEXES = (
 )
 # From this many realms to copy in one request, the order indexes are built after the copies.
 BULK_REALMS = 32
+
+# A realm's facet counters from its entries (a few thousand rows: milliseconds, and only when it changed).
+_COUNT_FACETS = (
+    "INSERT INTO main.facet_counts SELECT r.realm, r.scope_kind, r.scope_key, r.status, r.kind, r.trust,"
+    f" {AUTHOR_KIND}, r.reviewer_only, COUNT(*) FROM main.entries r WHERE r.realm = ? GROUP BY 2, 3, 4, 5, 6, 7, 8"
+)
+_FACET_ROW = "realm, scope_kind, scope_key, status, kind, trust, author, reviewer_only, records"
 
 _COPY_PROMOTIONS = (
     "INSERT INTO main.promotions SELECT ?, pending_id, record_id, scope_kind, scope_key, rationale, status,"
@@ -259,6 +270,15 @@ class AllRealmsIndex:
             f"SELECT COUNT(*) FROM (SELECT 1 FROM entries WHERE {' AND '.join(where)} LIMIT ?)", [*args, cap + 1]
         ).fetchone()[0]
 
+    def facet_counters(self) -> list[tuple]:
+        """(realm, scope_kind, scope_key, status, kind, trust, author, reviewer_only, records) of every
+        listed realm's facet counters (docs/realm-index.md §11)."""
+        if not self.listed:
+            return []
+        where, args = self._listed_where()
+        rows = self.conn.execute(f"SELECT {_FACET_ROW} FROM facet_counts WHERE {where[0]}", args)
+        return [(self.names[realm], *rest) for realm, *rest in rows]
+
     def scopes(self) -> list[tuple[str, str]]:
         """Every (scope_kind, scope_key) holding a record in a listed realm."""
         if not self.listed:
@@ -345,6 +365,7 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             number = _realm_number(conn, name)
             conn.execute("DELETE FROM promotions WHERE realm = ?", (number,))
             conn.execute("DELETE FROM scopes WHERE realm = ?", (number,))
+            conn.execute("DELETE FROM facet_counts WHERE realm = ?", (number,))
             rows = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM realm.records").fetchone()[0]
             # SQLite attaches a file of another text encoding, but compares its texts as blobs.
             same_encoding = conn.execute("PRAGMA realm.encoding").fetchone()[0] == "UTF-8"
@@ -364,6 +385,7 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
                 conn.execute(_COPY_PROMOTIONS, (number,))
                 conn.execute("INSERT INTO main.scopes SELECT DISTINCT realm, scope_kind, scope_key FROM main.entries"
                              " WHERE realm = ?", (number,))
+                conn.execute(_COUNT_FACETS, (number,))
                 newest_dream = conn.execute(_NEWEST_DREAM).fetchone()[0]
             else:
                 conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
@@ -440,6 +462,19 @@ class AllRealmsSearch(FullTextIndex):
     def _hit(self, window: int, row: tuple) -> Hit:
         score, updated_at_ms, memory_id, realm = row
         return Hit(window, score, updated_at_ms, memory_id, self.index.names[realm])
+
+    def matched_facets(self, match: str, filters: RecordFilter) -> list[tuple]:
+        """The matching documents ``filters`` keeps, counted per realm and facet counter key, as
+        ``AllRealmsIndex.facet_counters`` gives them; the author kind from each document's entry."""
+        conditions, args = self._conditions(filters)
+        rows = self.conn.execute(
+            "SELECT d.realm, d.scope_kind, d.scope_key, d.status, d.kind, d.trust,"
+            f" (SELECT {AUTHOR_KIND} FROM entries r WHERE r.realm = d.realm AND r.memory_id = d.memory_id),"
+            " d.reviewer_only, COUNT(*) FROM text CROSS JOIN docs d ON d.doc = text.rowid"
+            f" WHERE text MATCH ?{conditions} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8",
+            [match, *args],
+        )
+        return [(self.index.names[realm], *rest) for realm, *rest in rows]
 
 
 def _realm_number(conn: sqlite3.Connection, name: str) -> int:

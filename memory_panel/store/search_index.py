@@ -72,9 +72,14 @@ _SCHEMA = (
     # ``entry`` is the realm's records.rowid (docs/realm-index.md §3); texts are numbered once.
     "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, entry INTEGER NOT NULL, memory_id TEXT NOT NULL,"
     " scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL, kind INTEGER NOT NULL,"
-    " trust INTEGER NOT NULL, reviewer_only INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
+    " trust INTEGER NOT NULL, reviewer_only INTEGER NOT NULL, author INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " text_hash BLOB NOT NULL)",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, content='', tokenize='{TOKENIZER}')",
+    # docs/realm-index.md §11: the Records facets' counters, one per combination of the keys a
+    # facet counts or visibility decides on, moved by every catch-up as ``holdings`` is.
+    "CREATE TABLE facet_counts (scope INTEGER NOT NULL, status INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    " trust INTEGER NOT NULL, author INTEGER NOT NULL, reviewer_only INTEGER NOT NULL, records INTEGER NOT NULL,"
+    " PRIMARY KEY (scope, status, kind, trust, author, reviewer_only)) WITHOUT ROWID",
 )
 # Created after the load, each in one sorted pass. Counts without a query filter on status first
 # (every list has a status or counts them all).
@@ -82,7 +87,16 @@ _INDEXES = (
     "CREATE UNIQUE INDEX docs_entry ON docs (entry)",
     "CREATE INDEX docs_status_scope ON docs (status, scope)",
 )
-_DOC_COLUMNS = "scope_kind, scope, status, kind, trust, reviewer_only, updated_at_ms, text_hash"
+_DOC_COLUMNS = "scope_kind, scope, status, kind, trust, reviewer_only, author, updated_at_ms, text_hash"
+# The keys of ``docs`` a facet counter is kept by, in ``facet_counts`` order.
+_FACET_KEYS = "scope, status, kind, trust, author, reviewer_only"
+# A counter row as text: (scope_kind, scope_key, status, kind, trust, author, reviewer_only, records).
+_FACET_TEXTS = "l.text, s.scope_key, st.text, k.text, t.text, a.text, f.reviewer_only, f.records"
+_FACET_LABELS = (
+    "CROSS JOIN scopes s ON s.scope = f.scope CROSS JOIN labels l ON l.label = s.scope_kind"
+    " CROSS JOIN labels st ON st.label = f.status CROSS JOIN labels k ON k.label = f.kind"
+    " CROSS JOIN labels t ON t.label = f.trust CROSS JOIN labels a ON a.label = f.author"
+)
 
 
 @dataclass(frozen=True)
@@ -206,6 +220,25 @@ class SearchIndex(GenerationReader, FullTextIndex):
             "SELECT l.text, s.scope_key FROM scopes s CROSS JOIN labels l ON l.label = s.scope_kind"
         ).fetchall()
 
+    def facet_counters(self) -> list[tuple]:
+        """Every facet counter above 0 as text (docs/realm-index.md §11): ``FACET_ROW`` per counter."""
+        return self.conn.execute(
+            f"SELECT {_FACET_TEXTS} FROM facet_counts f {_FACET_LABELS} WHERE f.records > 0"
+        ).fetchall()
+
+    def matched_facets(self, match: str, filters: RecordFilter) -> list[tuple]:
+        """The documents matching ``match`` that ``filters`` keeps, counted per counter key (``FACET_ROW``).
+
+        A search has no counter: this reads every match, so the caller bounds it in time.
+        """
+        conditions, args = self._conditions(filters)
+        return self.conn.execute(
+            f"SELECT {_FACET_TEXTS} FROM (SELECT {_FACET_KEYS}, COUNT(*) AS records FROM text"
+            f" CROSS JOIN docs d ON d.doc = text.rowid WHERE text MATCH ?{conditions} GROUP BY {_FACET_KEYS}) f"
+            f" {_FACET_LABELS}",
+            [match, *args],
+        ).fetchall()
+
     def _conditions(self, filters: RecordFilter) -> tuple[str, list]:
         """The filters as SQL on ``docs d``, each condition led by AND; texts turned into their numbers."""
         numbered = NumberedFilters(self.conn, "d")
@@ -281,8 +314,18 @@ def document_columns(realm: str) -> str:
         f" r.kind, r.trust, (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned'"
         f" AND {ever} IS NOT NULL AND {ever} NOT IN (0, '', x''))) AS reviewer_only, r.updated_at_ms, r.supersedes,"
         " r.rowid AS entry,"
-        " text_digest(CAST(r.title AS BLOB), CAST(r.body AS BLOB), CAST(COALESCE(r.tags, '') AS BLOB)) AS digest"
+        " text_digest(CAST(r.title AS BLOB), CAST(r.body AS BLOB), CAST(COALESCE(r.tags, '') AS BLOB)) AS digest,"
+        f" {AUTHOR_KIND} AS author"
     )
+
+
+# The record's author kind as ``decode_record`` reads it (memory_panel/store/records.py): the
+# provenance's ``author.author``, or "unknown" when the provenance is not an object holding one.
+AUTHOR_KIND = (
+    "CASE WHEN json_valid(r.provenance) AND json_type(r.provenance, '$.author') = 'object'"
+    " AND json_type(r.provenance, '$.author.author') IS NOT NULL"
+    " THEN json_extract(r.provenance, '$.author.author') ELSE 'unknown' END"
+)
 
 
 def text_digest(*parts: bytes | None) -> bytes:
@@ -302,13 +345,13 @@ def _source_rows(source: sqlite3.Connection, realm: str, ids: Iterable[str]) -> 
 
 def _doc_values(numbering: Numbering, row: tuple) -> tuple:
     """(entry, memory_id, text, keys) of one ``_columns`` row as the index stores it."""
-    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, reviewer_only, updated, _, entry, digest = (
+    memory_id, title, body, tags, scope_kind, scope_key, status, kind, trust, reviewer_only, updated, _, entry, digest, author = (
         row
     )
     kind_label = numbering.label(scope_kind)
     keys = (
         kind_label, numbering.scope(kind_label, scope_key), numbering.label(status), numbering.label(kind),
-        numbering.label(trust), reviewer_only, updated, digest,
+        numbering.label(trust), reviewer_only, numbering.label(author), updated, digest,
     )
     return entry, memory_id, (title, body, tags), keys
 
@@ -317,12 +360,17 @@ def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> bool:
     numbering = Numbering(conn)
     for row in rows:
         entry, memory_id, text, keys = _doc_values(numbering, row)
-        old = conn.execute("SELECT doc, text_hash, memory_id FROM docs WHERE entry = ?", (entry,)).fetchone()
+        old = conn.execute(
+            f"SELECT doc, text_hash, memory_id, {_FACET_KEYS} FROM docs WHERE entry = ?", (entry,)
+        ).fetchone()
         if old is not None and old[2] != memory_id:
             return False  # docs/realm-index.md §4: rowids moved; only a rebuild can help
+        if old is not None:
+            _count_facets(conn, old[3:], -1)
+        _count_facets(conn, _facet_key(keys), 1)
         if old is not None and old[1] == keys[-1]:
             conn.execute(
-                f"UPDATE docs SET ({_DOC_COLUMNS}) = (?, ?, ?, ?, ?, ?, ?, ?) WHERE doc = ?", (*keys, old[0])
+                f"UPDATE docs SET ({_DOC_COLUMNS}) = ({', '.join('?' * len(keys))}) WHERE doc = ?", (*keys, old[0])
             )
             continue
         if old is not None:  # the text changed (a hand edit): the old tokens are orphaned
@@ -331,9 +379,23 @@ def _apply(conn: sqlite3.Connection, rows: Sequence[tuple]) -> bool:
     return True
 
 
+def _facet_key(keys: tuple) -> tuple:
+    """A document's ``_DOC_COLUMNS`` values as its ``facet_counts`` key."""
+    _, scope, status, kind, trust, reviewer_only, author, *_ = keys
+    return scope, status, kind, trust, author, reviewer_only
+
+
+def _count_facets(conn: sqlite3.Connection, key: Sequence, records: int) -> None:
+    conn.execute(
+        "INSERT INTO facet_counts VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+        " records = records + excluded.records",
+        (*key, records),
+    )
+
+
 def _insert(conn: sqlite3.Connection, entry: int, memory_id: str, text: tuple[str, str, str], keys: tuple) -> None:
     doc = conn.execute(
-        f"INSERT INTO docs (entry, memory_id, {_DOC_COLUMNS}) VALUES ({', '.join('?' * 10)}) RETURNING doc",
+        f"INSERT INTO docs (entry, memory_id, {_DOC_COLUMNS}) VALUES ({', '.join('?' * (len(keys) + 2))}) RETURNING doc",
         (entry, memory_id, *keys),
     ).fetchone()[0]
     conn.execute("INSERT INTO text (rowid, title, body, tags) VALUES (?, ?, ?, ?)", (doc, *text))
@@ -388,15 +450,16 @@ def _copy_snapshot(realm: str, out: sqlite3.Connection, progress: ProgressReport
     FTS5 tokenizes inside SQLite; Python numbers each distinct text once and hashes each text.
     """
     progress.enter("numbering texts")
-    number_realm_texts(out)
+    numbering = number_realm_texts(out)
+    _number_authors(out, numbering)
     progress.enter("copying documents")
     rows = f"(SELECT {document_columns(realm)} FROM {REALM}.records r) r"
     first, last = rowid_range(out)
     count = copy_in_chunks(
         out,
         f"INSERT INTO docs (entry, memory_id, {_DOC_COLUMNS}) SELECT r.entry, r.memory_id, s.kind_label, s.scope,"
-        f" st.label, k.label, t.label, r.reviewer_only, r.updated_at_ms, r.digest FROM {rows} {NUMBERED_REALM_ROW}"
-        " WHERE r.entry > ? AND r.entry <= ? ORDER BY r.entry",
+        f" st.label, k.label, t.label, r.reviewer_only, a.label, r.updated_at_ms, r.digest FROM {rows} {NUMBERED_REALM_ROW}"
+        " CROSS JOIN temp.label_of a ON a.raw = +r.author WHERE r.entry > ? AND r.entry <= ? ORDER BY r.entry",
         progress, first=first, last=last,
     )
     progress.enter("tokenizing text")
@@ -407,13 +470,26 @@ def _copy_snapshot(realm: str, out: sqlite3.Connection, progress: ProgressReport
         f" CROSS JOIN {rows} ON r.entry = d.entry WHERE d.doc > ? AND d.doc <= ?",
         progress, first=1, last=count, chunk_rows=max(1, -(-count // _TEXT_CHUNKS)),
     )
+    # docs/realm-index.md §11: the facet counters from the documents, one pass in key order.
+    out.execute(
+        f"INSERT INTO facet_counts SELECT {_FACET_KEYS}, COUNT(*) FROM docs GROUP BY {_FACET_KEYS}"
+    )
     set_meta(out, **snapshot_high_water(out))
     return count
 
 
+def _number_authors(out: sqlite3.Connection, numbering: Numbering) -> None:
+    """Number each distinct author kind of the attached realm, as ``number_realm_texts`` the other texts."""
+    authors = out.execute(f"SELECT DISTINCT {AUTHOR_KIND} FROM {REALM}.records r").fetchall()
+    out.executemany(
+        "INSERT OR IGNORE INTO temp.label_of (raw, label) VALUES (?, ?)",
+        [(author, numbering.label(author)) for (author,) in authors],
+    )
+
+
 SEARCH_INDEX = IndexFamily(
     name="search-index",
-    schema_version="3",
+    schema_version="4",
     fill=_fill_generation,
     phases=_BUILD_PHASES,
     read_delta=_read_delta,

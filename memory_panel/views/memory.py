@@ -181,6 +181,14 @@ def records_query(params: dict[str, str], *, access: Access, realm: str | None) 
     return RecordsQuery(realm, filters, query, identity)
 
 
+def records_state(params: dict[str, str], realm: str | None) -> dict[str, str]:
+    """The Records filter state a URL carries: the filters given, and the realm when one is chosen."""
+    state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
+    if realm is not None:
+        state["realm"] = realm
+    return state
+
+
 @panel_view
 def records(request: HttpRequest, access: Access) -> HttpResponse:
     if (at_ms := as_of.moment_asked(request)) is not None:
@@ -193,9 +201,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     # ``shown``: the rows already on screen (docs/daily-use.md §2). A first page re-renders that many,
     # so a reload or Back after "load more" shows the same rows; a cursor page counts on from it.
     shown = _query_limit(request.GET, default=0, maximum=SHOWN_MAX, name="shown")
-    state = {name: params[name].strip() for name in RECORD_FILTER_PARAMS if params.get(name, "").strip()}
-    if realm is not None:
-        state["realm"] = realm
+    state = records_state(params, realm)
     if not request.htmx and any(not value.strip() for value in request.GET.values()):
         # A plain form submit sends every field: the URL leaves the empty ones out.
         kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
@@ -227,6 +233,7 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         # "Load more" appends rows; the count above the table follows them (docs/daily-use.md §2).
         "loaded_more": cursor is not None and wants_fragment(request),
         "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
+        "facets_url": reverse("memory-records-facets") + _query_string(state),
         "identity": asked.identity,
         # A callable, so the template reads the suggestions only when it renders the field: a
         # "load more" or filter fragment has no field and costs no look at the realms' scopes.

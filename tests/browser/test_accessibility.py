@@ -26,6 +26,7 @@ PAGES = {
     "access": "/console/access/?subject=reader@example.test&action=agent.memory.read&identity=identity:ana",
     "tile evidence": "/console/memory/holdings/taint-wall/",
     "legacy": "/console/memory/legacy/",
+    "saved views": "/console/views/",
 }
 
 

@@ -26,8 +26,10 @@ def test_page_is_read_only_and_says_where_verdicts_are_made(client_for, realm):
     page = client_for().get(URL).content.decode()
 
     assert "mobkit/gating/decide" in page
-    assert "<form" not in page.split('<main id="main"', 1)[1]
-    assert "<button" not in page.split('<main id="main"', 1)[1]
+    main = page.split('<main id="main"', 1)[1]
+    # The one form saves the page as a link in the console's own database (docs/saved-views.md §1).
+    assert main.count("<form") == main.count('<form class="save-view" method="post" action="/console/views/save"') == 1
+    assert main.count("<button") == main.count(">Save view</button>") == 1
 
 
 def test_pending_gated_promotions_show_rationale_target_and_age(client_for, agent_memory_dir, demo_realms):
