@@ -12,15 +12,15 @@ from __future__ import annotations
 import datetime
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import closing
 from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory_panel.errors import InvalidParams
 from memory_panel.store import daily_counts
-from memory_panel.store.realm_memo import KEPT_ROWS, kept_rows, realm_memo
+from memory_panel.store.realm_memo import KEPT_ROWS, realm_memo
 from memory_panel.store.rows import panel_realms, realm_read
 from memory_panel.visibility import (
     can_read_realm_history,
@@ -32,8 +32,6 @@ from memory_panel.visibility import (
 from memory_panel.wire.params import FLOOR_BYTES
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from access.caller import Access
 
 # The windows a chart may span, in days (docs/charts.md §1).
@@ -102,16 +100,69 @@ def parse_window(raw: str | None) -> int:
     raise InvalidParams(f"days must be one of {', '.join(map(str, WINDOWS))}")
 
 
+@dataclass(frozen=True)
+class _Daily:
+    """One realm's daily counts (docs/charts.md §2), every table read whole: they are small, a row
+    per day and scope, and so the same answer serves every caller and window."""
+
+    newest: int | None  # the realm's clock: its newest counted day
+    scopes: dict[int, tuple[str, str]]
+    records: list[tuple]  # day, scope, event, reviewer_only, records, body_chars
+    waits: list[tuple]  # day, scope, wait_ms
+    injections: list[tuple]  # day, surface, identity, scope, injections
+    usage: list[tuple]  # day, scope, event, records
+    dream_runs: list[tuple]  # day, runs
+    dream_ops: list[tuple]  # day, op_kind, ops
+
+    @property
+    def rows(self) -> int:
+        return sum(map(len, (self.records, self.waits, self.injections, self.usage, self.dream_runs, self.dream_ops)))
+
+
+# A realm whose counts are more rows than ``KEPT_ROWS``: read afresh at each ask rather than kept.
+_TOO_MANY = object()
+
+
+def _daily(name: str) -> _Daily | None:
+    """The realm's counts, kept while its file stands still (and its backlog is counted), so a page
+    over 500 quiet realms opens none of their daily files; None while the realm has none."""
+    kept = realm_memo(name, ("daily",), partial(_kept_daily, name))
+    return _read_daily(name) if kept is None or kept is _TOO_MANY else kept
+
+
+def _kept_daily(name: str) -> _Daily | object | None:
+    daily = _read_daily(name)
+    if daily is None or daily_counts.counting(name):
+        return None  # no counts, or a partial count: nothing to keep
+    return daily if daily.rows <= KEPT_ROWS else _TOO_MANY
+
+
+def _read_daily(name: str) -> _Daily | None:
+    conn = daily_counts.counts_connection(name)
+    if conn is None:
+        return None
+    with closing(conn):
+        rows = lambda sql: conn.execute(sql).fetchall()  # noqa: E731
+        return _Daily(
+            daily_counts.realm_clock_day(conn), daily_counts.scope_names(conn),
+            rows("SELECT day, scope, event, reviewer_only, records, body_chars FROM record_days"),
+            rows("SELECT day, scope, wait_ms FROM verdict_waits"),
+            rows("SELECT day, surface, identity, scope, injections FROM injection_days"),
+            rows("SELECT day, scope, event, records FROM usage_days"),
+            rows("SELECT day, COUNT(*) FROM dream_run_days GROUP BY day"),
+            rows("SELECT day, op_kind, ops FROM dream_op_days"),
+        )
+
+
 @dataclass
 class _Realms:
-    """The daily counts of every realm a page spans, with each realm's newest day."""
+    """The daily counts of every realm a page spans, and the realms still being counted."""
 
-    connections: list[tuple[str, sqlite3.Connection]] = field(default_factory=list)
+    counts: list[tuple[str, _Daily]] = field(default_factory=list)
     counting: list[str] = field(default_factory=list)
 
     def window(self, days: int) -> _Window:
-        newest = [daily_counts.realm_clock_day(conn) for _, conn in self.connections]
-        last = max((day for day in newest if day is not None), default=_today())
+        last = max((daily.newest for _, daily in self.counts if daily.newest is not None), default=_today())
         return _Window(last - days + 1, days)
 
 
@@ -119,25 +170,20 @@ def _today() -> int:
     return datetime.date.today().toordinal() - _EPOCH
 
 
-@contextmanager
-def _opened(realm: str | None, names: list[str] | None = None) -> Iterator[_Realms]:
-    opened = _Realms()
-    try:
-        for name in panel_realms(realm) if names is None else names:
-            with realm_read(name, alone=realm is not None):
-                conn = daily_counts.counts_connection(name)
-                if conn is not None:
-                    opened.connections.append((name, conn))
-                    if daily_counts.counting(name):
-                        opened.counting.append(name)
-        yield opened
-    finally:
-        for _, conn in opened.connections:
-            conn.close()
+def _realms(realm: str | None, names: list[str] | None = None) -> _Realms:
+    found = _Realms()
+    for name in panel_realms(realm) if names is None else names:
+        with realm_read(name, alone=realm is not None):
+            daily = _daily(name)
+            if daily is not None:
+                found.counts.append((name, daily))
+                if daily_counts.counting(name):
+                    found.counting.append(name)
+    return found
 
 
-def _readable(conn: sqlite3.Connection, may_read: Callable[[str, str], bool]) -> dict[int, tuple[str, str]]:
-    return {number: scope for number, scope in daily_counts.scope_names(conn).items() if may_read(*scope)}
+def _readable(daily: _Daily, may_read: Callable[[str, str], bool]) -> dict[int, tuple[str, str]]:
+    return {number: scope for number, scope in daily.scopes.items() if may_read(*scope)}
 
 
 @dataclass(frozen=True)
@@ -154,34 +200,34 @@ class ChartSet:
 
 def holdings_charts(*, access: Access, realm: str | None, days: int) -> ChartSet:
     may_read, with_quarantined = scope_checker(access), sees_quarantined(access)
-    with _opened(realm) as realms:
-        window = realms.window(days)
-        flows = {event: window.zeros() for event in ("created", "quarantined", "superseded", "tombstoned")}
-        bytes_by_scope: dict[tuple[str, str, str], list[int]] = {}
-        sparks: dict[tuple[str, str, str], list[int]] = {}
-        spark_window = _Window(window.first_day + window.days - SPARK_DAYS, SPARK_DAYS)
-        for name, conn in realms.connections:
-            readable = _readable(conn, may_read)
-            before: dict[int, int] = defaultdict(int)
-            daily: dict[int, list[int]] = {}
-            earlier, within = _record_history(conn, window.first_day)
-            for scope, event, reviewer_only, _, chars in earlier:
-                if scope in readable and (with_quarantined or not reviewer_only) and event in _NEW:
-                    before[scope] += chars
-            for day, scope, event, reviewer_only, records, chars in within:
-                if scope not in readable or (reviewer_only and not with_quarantined):
-                    continue
-                offset = window.at(day)
-                if offset is None:
-                    continue
-                if event in _NEW:
-                    daily.setdefault(scope, window.zeros())[offset] += chars
-                flows["tombstoned" if event in ("released", "rejected") else event][offset] += records
-                spark_at = spark_window.at(day)
-                if spark_at is not None:
-                    sparks.setdefault((name, *readable[scope]), spark_window.zeros())[spark_at] += records
-            for scope in set(before) | set(daily):
-                bytes_by_scope[(name, *readable[scope])] = _running(before[scope], daily.get(scope, window.zeros()))
+    realms = _realms(realm)
+    window = realms.window(days)
+    flows = {event: window.zeros() for event in ("created", "quarantined", "superseded", "tombstoned")}
+    bytes_by_scope: dict[tuple[str, str, str], list[int]] = {}
+    sparks: dict[tuple[str, str, str], list[int]] = {}
+    spark_window = _Window(window.first_day + window.days - SPARK_DAYS, SPARK_DAYS)
+    for name, counts in realms.counts:
+        readable = _readable(counts, may_read)
+        before: dict[int, int] = defaultdict(int)
+        daily: dict[int, list[int]] = {}
+        earlier, within = _record_history(counts, window.first_day)
+        for scope, event, reviewer_only, _, chars in earlier:
+            if scope in readable and (with_quarantined or not reviewer_only) and event in _NEW:
+                before[scope] += chars
+        for day, scope, event, reviewer_only, records, chars in within:
+            if scope not in readable or (reviewer_only and not with_quarantined):
+                continue
+            offset = window.at(day)
+            if offset is None:
+                continue
+            if event in _NEW:
+                daily.setdefault(scope, window.zeros())[offset] += chars
+            flows["tombstoned" if event in ("released", "rejected") else event][offset] += records
+            spark_at = spark_window.at(day)
+            if spark_at is not None:
+                sparks.setdefault((name, *readable[scope]), spark_window.zeros())[spark_at] += records
+        for scope in set(before) | set(daily):
+            bytes_by_scope[(name, *readable[scope])] = _running(before[scope], daily.get(scope, window.zeros()))
     labels = {"created": "Created", "quarantined": "Quarantined", "superseded": "Superseded", "tombstoned": "Tombstoned"}
     shown = [e for e in flows if e != "quarantined" or with_quarantined]
     status = Chart(
@@ -203,17 +249,20 @@ def holdings_charts(*, access: Access, realm: str | None, days: int) -> ChartSet
 _NEW = ("created", "quarantined")
 
 
-def _record_history(conn: sqlite3.Connection, first_day: int) -> tuple[list[tuple], list[tuple]]:
+def _record_history(daily: _Daily, first_day: int) -> tuple[list[tuple], list[tuple]]:
     """The record events before the window summed per scope, event and reviewer-only (what a level
-    starts from, summed inside SQLite), and the window's own rows: the days before cost no Python."""
-    earlier = conn.execute(
-        "SELECT scope, event, reviewer_only, SUM(records), SUM(body_chars) FROM record_days WHERE day < ?"
-        " GROUP BY scope, event, reviewer_only", (first_day,),
-    ).fetchall()
-    within = conn.execute(
-        "SELECT day, scope, event, reviewer_only, records, body_chars FROM record_days WHERE day >= ?", (first_day,)
-    ).fetchall()
-    return earlier, within
+    starts from), and the window's own rows."""
+    sums: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    within = []
+    for row in daily.records:
+        day, scope, event, reviewer_only, records, chars = row
+        if day < first_day:
+            total = sums[(scope, event, reviewer_only)]
+            total[0] += records
+            total[1] += chars
+        else:
+            within.append(row)
+    return [(*key, records, chars) for key, (records, chars) in sums.items()], within
 
 
 def _running(start: int, steps: list[int]) -> list[int]:
@@ -239,28 +288,26 @@ def quarantine_charts(*, access: Access, realm: str | None, days: int) -> ChartS
     if not can_review_quarantine(access):
         return None
     may_read = scope_checker(access)
-    with _opened(realm) as realms:
-        window = realms.window(days)
-        arrived, released, rejected, depth_steps = window.zeros(), window.zeros(), window.zeros(), window.zeros()
-        depth_before = 0
-        waits: dict[int, list[int]] = defaultdict(list)
-        for _, conn in realms.connections:
-            readable = _readable(conn, may_read)
-            earlier, within = _record_history(conn, window.first_day)
-            for scope, event, _, records, _ in earlier:
-                if scope in readable and event in _QUEUE:
-                    depth_before += records if event == "quarantined" else -records
-            for day, scope, event, _, records, _ in within:
-                if scope not in readable or event not in _QUEUE or (offset := window.at(day)) is None:
-                    continue
-                depth_steps[offset] += records if event == "quarantined" else -records
-                {"quarantined": arrived, "released": released, "rejected": rejected}[event][offset] += records
-            for day, scope, wait_ms in conn.execute(
-                "SELECT day, scope, wait_ms FROM verdict_waits WHERE day >= ?", (window.first_day,)
-            ):
-                offset = window.at(day)
-                if scope in readable and offset is not None:
-                    waits[offset].append(wait_ms)
+    realms = _realms(realm)
+    window = realms.window(days)
+    arrived, released, rejected, depth_steps = window.zeros(), window.zeros(), window.zeros(), window.zeros()
+    depth_before = 0
+    waits: dict[int, list[int]] = defaultdict(list)
+    for _, counts in realms.counts:
+        readable = _readable(counts, may_read)
+        earlier, within = _record_history(counts, window.first_day)
+        for scope, event, _, records, _ in earlier:
+            if scope in readable and event in _QUEUE:
+                depth_before += records if event == "quarantined" else -records
+        for day, scope, event, _, records, _ in within:
+            if scope not in readable or event not in _QUEUE or (offset := window.at(day)) is None:
+                continue
+            depth_steps[offset] += records if event == "quarantined" else -records
+            {"quarantined": arrived, "released": released, "rejected": rejected}[event][offset] += records
+        for day, scope, wait_ms in counts.waits:
+            offset = window.at(day)
+            if scope in readable and offset is not None:
+                waits[offset].append(wait_ms)
     every_wait = sorted(w for day_waits in waits.values() for w in day_waits)
     hours = lambda ms: round(ms / 3_600_000)  # noqa: E731
     median = [hours(statistics.median(waits[i])) if waits.get(i) else None for i in range(window.days)]
@@ -298,39 +345,34 @@ def _duration(ms: float) -> str:
 
 def injection_charts(*, access: Access, realm: str | None, days: int) -> ChartSet:
     may_read, with_quarantined = scope_checker(access), sees_quarantined(access)
-    with _opened(realm) as realms:
-        window = realms.window(days)
-        surfaces: dict[str, list[int]] = {}
-        never_before, never_steps = 0, window.zeros()
-        dead_before, dead_steps = 0, window.zeros()
-        for _, conn in realms.connections:
-            readable = _readable(conn, may_read)
-            for day, surface, identity, scope, count in conn.execute(
-                "SELECT day, surface, identity, scope, injections FROM injection_days WHERE day >= ?", (window.first_day,)
-            ):
-                offset = window.at(day)
-                # docs/access.md §2.8: an injection is the identity's activity and names its record.
-                if offset is None or not identity_visible(access, identity) or (scope and scope not in readable):
-                    continue
-                surfaces.setdefault(surface, window.zeros())[offset] += count
-            earlier, within = _record_history(conn, window.first_day)
-            for scope, event, reviewer_only, records, _ in earlier:
-                if scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
-                    never_before += records
-            for day, scope, event, reviewer_only, records, _ in within:
-                offset = window.at(day)
-                if offset is not None and scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
-                    never_steps[offset] += records
-            for scope, event, records in conn.execute(
-                "SELECT scope, event, SUM(records) FROM usage_days WHERE day < ? GROUP BY scope, event", (window.first_day,)
-            ):
-                if scope in readable:
-                    never_before, dead_before = _usage(event, records, never_before, dead_before)
-            for day, scope, event, records in conn.execute(
-                "SELECT day, scope, event, records FROM usage_days WHERE day >= ?", (window.first_day,)
-            ):
-                if scope in readable and (offset := window.at(day)) is not None:
-                    never_steps[offset], dead_steps[offset] = _usage(event, records, never_steps[offset], dead_steps[offset])
+    realms = _realms(realm)
+    window = realms.window(days)
+    surfaces: dict[str, list[int]] = {}
+    never_before, never_steps = 0, window.zeros()
+    dead_before, dead_steps = 0, window.zeros()
+    for _, counts in realms.counts:
+        readable = _readable(counts, may_read)
+        for day, surface, identity, scope, count in counts.injections:
+            offset = window.at(day)
+            # docs/access.md §2.8: an injection is the identity's activity and names its record.
+            if offset is None or not identity_visible(access, identity) or (scope and scope not in readable):
+                continue
+            surfaces.setdefault(surface, window.zeros())[offset] += count
+        earlier, within = _record_history(counts, window.first_day)
+        for scope, event, reviewer_only, records, _ in earlier:
+            if scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
+                never_before += records
+        for day, scope, event, reviewer_only, records, _ in within:
+            offset = window.at(day)
+            if offset is not None and scope in readable and event in _NEW and (with_quarantined or not reviewer_only):
+                never_steps[offset] += records
+        for day, scope, event, records in counts.usage:
+            if scope not in readable:
+                continue
+            if day < window.first_day:
+                never_before, dead_before = _usage(event, records, never_before, dead_before)
+            elif (offset := window.at(day)) is not None:
+                never_steps[offset], dead_steps[offset] = _usage(event, records, never_steps[offset], dead_steps[offset])
     return ChartSet(
         [
             Chart("injections-by-surface", "Injections per day, by surface", "bars", window.dates(),
@@ -358,16 +400,16 @@ def dream_charts(*, access: Access, realm: str | None, days: int) -> ChartSet | 
     (docs/access.md §2.8: a run's counts carry no content and stay whole)."""
     if not can_read_realm_history(access):
         return None
-    with _opened(realm) as realms:
-        window = realms.window(days)
-        runs, ops = window.zeros(), {}
-        for _, conn in realms.connections:
-            for day, count in conn.execute("SELECT day, COUNT(*) FROM dream_run_days WHERE day >= ? GROUP BY day", (window.first_day,)):
-                if (offset := window.at(day)) is not None:
-                    runs[offset] += count
-            for day, kind, count in conn.execute("SELECT day, op_kind, ops FROM dream_op_days WHERE day >= ?", (window.first_day,)):
-                if (offset := window.at(day)) is not None:
-                    ops.setdefault(kind, window.zeros())[offset] += count
+    realms = _realms(realm)
+    window = realms.window(days)
+    runs, ops = window.zeros(), {}
+    for _, counts in realms.counts:
+        for day, count in counts.dream_runs:
+            if (offset := window.at(day)) is not None:
+                runs[offset] += count
+        for day, kind, count in counts.dream_ops:
+            if (offset := window.at(day)) is not None:
+                ops.setdefault(kind, window.zeros())[offset] += count
     return ChartSet(
         [
             Chart("dream-runs", "Dream runs per day", "bars", window.dates(), [Series("runs", "Runs", runs)], unit="runs"),
@@ -387,38 +429,15 @@ def realm_sparklines(*, access: Access, names: list[str]) -> dict[str, list[int]
     read (quarantined arrivals for reviewers only)."""
     may_read, with_quarantined = scope_checker(access), sees_quarantined(access)
     lines: dict[str, list[int]] = {}
-    for name in names:
-        with realm_read(name, alone=False):
-            # What the realm's counts hold depends on its file alone: kept while it stands still,
-            # so a list of 500 quiet realms opens none of their daily files (docs/charts.md §2).
-            kept = realm_memo(name, ("spark_rows",), partial(_spark_rows, name, KEPT_ROWS))
-            if kept is not None and kept[1] is None:
-                kept = _spark_rows(name, None)
-            if kept is None:
-                continue
-            first_day, rows = kept
-            line = [0] * SPARK_DAYS
-            for day, scope_kind, scope_key, event, records in rows:
-                if (event == "created" or with_quarantined) and may_read(scope_kind, scope_key):
-                    line[day - first_day] += records
-            lines[name] = line
+    for name, counts in _realms(None, names).counts:
+        if counts.newest is None:
+            continue
+        window = _Window(counts.newest - SPARK_DAYS + 1, SPARK_DAYS)
+        readable = _readable(counts, may_read)
+        line = window.zeros()
+        for day, scope, event, _, records, _ in counts.records:
+            offset = window.at(day)
+            if offset is not None and scope in readable and (event == "created" or (event == "quarantined" and with_quarantined)):
+                line[offset] += records
+        lines[name] = line
     return lines
-
-
-def _spark_rows(name: str, most: int | None) -> tuple[int, list[tuple] | None] | None:
-    """The first day of the realm's sparkline and its new records per day and scope (None for
-    more than ``most`` rows: too many to keep); None while none are counted, or while its backlog
-    is being counted (an answer not to keep)."""
-    conn = daily_counts.counts_connection(name)
-    if conn is None:
-        return None
-    with closing(conn):
-        newest = daily_counts.realm_clock_day(conn)
-        if newest is None or daily_counts.counting(name):
-            return None
-        first_day = newest - SPARK_DAYS + 1
-        rows = conn.execute(
-            "SELECT day, scope_kind, scope_key, event, records FROM record_days JOIN scopes USING (scope)"
-            " WHERE day >= ? AND event IN ('created', 'quarantined')", (first_day,),
-        )
-        return first_day, (rows.fetchall() if most is None else kept_rows(rows))
