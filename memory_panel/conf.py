@@ -6,6 +6,7 @@ a host that sets none gets the defaults the console's README documents.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
@@ -18,8 +19,14 @@ def persistent_state() -> Path:
 
 def agent_memory_root() -> Path:
     """Where realm files live: ``<agent-memory>/<encoded realm>.sqlite3`` (docs/store-format.md §1.1)."""
-    configured = getattr(settings, "MOBKIT_AGENT_MEMORY_ROOT", None)
-    return Path(configured) if configured else persistent_state() / "agent-memory"
+    return _agent_memory_root(getattr(settings, "MOBKIT_AGENT_MEMORY_ROOT", None),
+                              getattr(settings, "MOBKIT_PERSISTENT_STATE", ".mobkit/state"))
+
+
+@lru_cache(maxsize=8)
+def _agent_memory_root(configured: str | Path | None, state: str | Path) -> Path:
+    # Kept per setting value: an all-realm page asks it of every realm, and building a Path is not free.
+    return Path(configured) if configured else Path(state) / "agent-memory"
 
 
 def realm_query_timeout_ms() -> int:

@@ -141,7 +141,12 @@ def _realm_path(name: str) -> Path:
     if parts is not None:
         label, realm = parts
         return conf.replica_copies_root() / label / realm_file_name(realm)
-    return agent_memory_root() / realm_file_name(name)
+    return _local_realm_path(agent_memory_root(), name)
+
+
+@lru_cache(maxsize=16_384)
+def _local_realm_path(root: Path, name: str) -> Path:
+    return root / realm_file_name(name)
 
 
 def _stems(directory: Path) -> list[str]:
