@@ -70,10 +70,16 @@ def _active_tab(request: HttpRequest) -> str:
 @login_required
 def console_shell(request: HttpRequest) -> HttpResponse:
     access = access_for(request.caller)
-    realms = realm_summaries(access=access)
+    contains, after = request.GET.get("q", ""), request.GET.get("after") or None
+    page = realm_summaries(access=access, contains=contains, after=after)
+    realms = page.realms
     readable = [realm.name for realm in realms if not realm.error] if can_read_memory(access) else []
     context = {
         "realms": realms,
+        "page": page,
+        "contains": contains,
+        # A list of more than a page says so, and can be narrowed by name (docs/daily-use.md §3).
+        "paged": bool(page.next_after or contains or after),
         "sparklines": realm_sparklines(access=access, names=readable),
         "agent_memory_root": agent_memory_root(),
     }

@@ -10,7 +10,7 @@ from django.db import DatabaseError, connections
 from memory_panel.errors import StoreFailed, UnknownRealm
 from memory_panel.store.console_index.family import build_progress
 from memory_panel.store.console_index.progress import BuildProgress
-from memory_panel.store.realms import realm_alias, realm_names, store_format
+from memory_panel.store.realms import realm_alias, realm_names_containing, store_format
 from memory_panel.visibility import can_read_realm_history
 
 if TYPE_CHECKING:
@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 # Counting stops here (a capped count, as Datasette shows): the shell costs one bounded query per
 # realm however large a realm grows.
 RECORD_COUNT_CAP = 10_000
+# The realm list shows this many realms a page: it opens each realm it shows, and 500 realms'
+# rows would be half a megabyte (docs/daily-use.md §3).
+REALMS_PAGE = 100
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,27 @@ class RealmSummary:
         return f"{self.record_count:,}+" if self.count_capped else f"{self.record_count:,}"
 
 
-def realm_summaries(*, access: Access) -> list[RealmSummary]:
-    """Every realm with a store file, in name order; an unreadable file is reported, not raised.
+@dataclass(frozen=True)
+class RealmPage:
+    realms: list[RealmSummary]
+    matching: int  # realms whose names hold the text asked for, on every page
+    next_after: str | None  # the name the next page starts after; None on the last page
+
+
+def realm_summaries(*, access: Access, contains: str = "", after: str | None = None) -> RealmPage:
+    """A page of the realms with a store file whose names hold ``contains``, in name order after
+    ``after``; an unreadable file is reported, not raised.
 
     Counts cover every scope and status, so only a caller with realm-wide read may see them.
     """
     counted = can_read_realm_history(access)
-    summaries = (_realm_summary(name, counted=counted) for name in realm_names())
-    return [summary for summary in summaries if summary is not None]
+    names, matching = realm_names_containing(contains, REALMS_PAGE + 1, after=after)
+    summaries = (_realm_summary(name, counted=counted) for name in names[:REALMS_PAGE])
+    return RealmPage(
+        [summary for summary in summaries if summary is not None],
+        matching,
+        names[REALMS_PAGE - 1] if len(names) > REALMS_PAGE else None,
+    )
 
 
 def _realm_summary(name: str, *, counted: bool) -> RealmSummary | None:

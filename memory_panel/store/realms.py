@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -176,10 +177,13 @@ def realm_names() -> list[str]:
     return list(once_per_request(("realm_names",), _listed_realm_names))
 
 
-def realm_names_containing(text: str, limit: int) -> list[str]:
-    """The first ``limit`` realm names holding ``text``, any case (every realm for empty text), sorted."""
+def realm_names_containing(text: str, limit: int, *, after: str | None = None) -> tuple[list[str], int]:
+    """Up to ``limit`` realm names holding ``text`` (any case; every realm for empty text), in name
+    order after ``after`` when given; and how many names hold it in all."""
     needle = text.strip().casefold()
-    return [name for name in realm_names() if needle in name.casefold()][:limit]
+    matching = [name for name in realm_names() if needle in name.casefold()]
+    start = 0 if after is None else bisect_right(matching, after)
+    return matching[start:start + limit], len(matching)
 
 
 def _listed_realm_names() -> list[str]:

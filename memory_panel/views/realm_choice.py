@@ -78,7 +78,7 @@ def realm_options(request: HttpRequest) -> HttpResponse:
     """The search field's suggestions: ``<option>``s for the realms whose names hold ``?realm=``."""
     if not can_read_memory(access_for(request.caller)):
         return error_page(request, AccessDenied(AGENT_READ, None))
-    names = realm_names_containing(request.GET.get("realm", ""), SUGGESTED_REALMS)
+    names, _ = realm_names_containing(request.GET.get("realm", ""), SUGGESTED_REALMS)
     # No context processors: a keystroke's answer needs no header, tabs or realm list.
     return HttpResponse(render_to_string("memory_panel/_realm_options.html", {"names": names}))
 

@@ -39,7 +39,7 @@ def test_record_count_is_capped(client, agent_memory_dir, monkeypatch):
     write_notes(agent_memory_dir, "default", 3)
     write_notes(agent_memory_dir, "small", 2)
 
-    summaries = {s.name: s for s in selectors_realms.realm_summaries(access=OPEN)}
+    summaries = {s.name: s for s in selectors_realms.realm_summaries(access=OPEN).realms}
     html = client.get("/console/").content.decode()
 
     assert (summaries["default"].record_count, summaries["default"].count_capped) == (2, True)
@@ -120,3 +120,28 @@ def test_realm_counts_are_shown_only_to_realm_wide_readers(client, access_toml, 
     html = client.get("/console/").content.decode()
     assert "default" in html  # the realm is named, its size is not
     assert "<td class=\"num\">3</td>" not in html
+
+
+def test_past_a_page_of_realms_the_list_pages_and_finds_by_name(client, agent_memory_dir, monkeypatch):
+    monkeypatch.setattr(selectors_realms, "REALMS_PAGE", 3)
+    for name in ("alpha", "beta", "delta", "epsilon", "gamma"):
+        write_notes(agent_memory_dir, name, 1)
+
+    first = client.get("/console/").content.decode()
+    second = client.get("/console/", {"after": "delta"}).content.decode()
+    found = client.get("/console/", {"q": "TA"}).content.decode()
+
+    assert [n for n in ("alpha", "beta", "delta", "epsilon", "gamma") if f">{n}</a>" in first] == ["alpha", "beta", "delta"]
+    assert "3 of 5 realms" in first and 'href="?after=delta"' in first
+    assert [n for n in ("alpha", "beta", "delta", "epsilon", "gamma") if f">{n}</a>" in second] == ["epsilon", "gamma"]
+    assert "Next realms" not in second
+    assert [n for n in ("alpha", "beta", "delta", "epsilon", "gamma") if f">{n}</a>" in found] == ["beta", "delta"]
+    assert "2 of 2 realms whose names hold “TA”" in found
+
+
+def test_a_few_realms_are_listed_without_a_pager(client, agent_memory_dir):
+    write_notes(agent_memory_dir, "default", 1)
+
+    html = client.get("/console/").content.decode()
+
+    assert "Next realms" not in html and 'name="q"' not in html
