@@ -16,7 +16,9 @@ the page's rows (docs/realm-index.md §10).
   and is copied next time. Rows are always read from the realm file by id and dropped when a
   write moved them since (as with the realm index), so content is never stale.
 - A realm this file cannot hold (large, or in a text encoding other than UTF-8) is left to the
-  per-realm path; a realm that cannot be read is skipped by the page as before.
+  per-realm path; a realm that cannot be read is skipped by the page as before. Whether a realm is
+  held is decided again when ``MOBKIT_REALM_INDEX_MIN_ROWS`` is not the threshold it was decided
+  under, though its file stood still: this file outlives the process that decided.
 """
 
 from __future__ import annotations
@@ -43,15 +45,17 @@ from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 CACHE_KIB = 16_384
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # listed = 0: the realm is kept out (too large, or not attachable) and read per realm.
     # newest_dream_ms: the latest steward audit row of a dream run, the most recent any of its runs can be.
     # searched: the signature the realm's search documents were copied at ('' when not copied).
+    # min_rows: the MOBKIT_REALM_INDEX_MIN_ROWS ``listed`` was decided under.
     "CREATE TABLE realms (realm INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,"
-    " listed INTEGER NOT NULL, newest_dream_ms INTEGER, searched TEXT NOT NULL DEFAULT '')",
+    " listed INTEGER NOT NULL, newest_dream_ms INTEGER, searched TEXT NOT NULL DEFAULT '',"
+    " min_rows INTEGER NOT NULL DEFAULT -1)",
     # Search over the small realms (docs/search.md §1): a document per record, its text in ``text``,
     # copied the first time a search needs the realm's after it changed, not with its keys.
     # A document keeps its number while its text stands (a search's windows and cursors rest on
@@ -311,9 +315,10 @@ def all_realms_index(names: Iterable[str], *, on_failure: Callable[[str, Excepti
 
 def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], None]) -> AllRealmsIndex:
     conn = _connection()
-    rows = conn.execute("SELECT realm, name, signature, listed, searched FROM realms").fetchall()
-    known = {name: (number, stored, listed) for number, name, stored, listed, _ in rows}
-    searched = {name: copied for _, name, _, _, copied in rows}
+    min_rows = conf.realm_index_min_rows()
+    rows = conn.execute("SELECT realm, name, signature, listed, searched, min_rows FROM realms").fetchall()
+    known = {name: (number, stored, listed, decided) for number, name, stored, listed, _, decided in rows}
+    searched = {name: copied for _, name, _, _, copied, _ in rows}
     listed: dict[str, int] = {}
     signatures: dict[str, str] = {}
     due: list[tuple[str, Path, str | None]] = []
@@ -326,12 +331,13 @@ def _caught_up(names: tuple[str, ...], on_failure: Callable[[str, Exception], No
         present.append(name)
         current = None if found is None else json.dumps(found)
         entry = known.get(name)
-        if entry is None or current is None or entry[1] != current:
+        # A new threshold decides again who is held, though no realm moved (a setting changed).
+        if entry is None or current is None or entry[1] != current or entry[3] != min_rows:
             due.append((name, path, current))
     with _order_indexes_after(conn, len(due) >= BULK_REALMS):
         for name, path, current in due:
             try:
-                known[name] = _copy(conn, name, path, current)
+                known[name] = _copy(conn, name, path, current, min_rows)
             except sqlite3.DatabaseError as error:
                 on_failure(name, error)
                 known.pop(name, None)
@@ -357,8 +363,11 @@ def _order_indexes_after(conn: sqlite3.Connection, bulk: bool) -> Iterator[None]
                 conn.execute(statement)
 
 
-def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) -> tuple[int, str, int]:
-    """Copy one realm's keys afresh (or mark it as kept out); its (number, signature, listed)."""
+def _copy(
+    conn: sqlite3.Connection, name: str, path: Path, current: str | None, min_rows: int
+) -> tuple[int, str, int, int]:
+    """Copy one realm's keys afresh (or mark it as kept out, at ``min_rows`` rows or more);
+    its (number, signature, listed, min_rows)."""
     stored = current or ""  # an unsettled signature is never trusted: copied again next time
     try:
         with attached_realm(conn, path, begin="BEGIN IMMEDIATE"):
@@ -369,7 +378,7 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
             rows = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM realm.records").fetchone()[0]
             # SQLite attaches a file of another text encoding, but compares its texts as blobs.
             same_encoding = conn.execute("PRAGMA realm.encoding").fetchone()[0] == "UTF-8"
-            listed = int(rows < conf.realm_index_min_rows() and same_encoding)
+            listed = int(rows < min_rows and same_encoding)
             newest_dream = None
             if listed:
                 columns = {row[1] for row in conn.execute("PRAGMA realm.table_info(records)")}
@@ -389,11 +398,11 @@ def _copy(conn: sqlite3.Connection, name: str, path: Path, current: str | None) 
                 newest_dream = conn.execute(_NEWEST_DREAM).fetchone()[0]
             else:
                 conn.execute("DELETE FROM entries WHERE realm = ?", (number,))
-            conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ? WHERE realm = ?",
-                         (stored, listed, newest_dream, number))
+            conn.execute("UPDATE realms SET signature = ?, listed = ?, newest_dream_ms = ?, min_rows = ?"
+                         " WHERE realm = ?", (stored, listed, newest_dream, min_rows, number))
     finally:
         conn.execute("DROP TABLE IF EXISTS temp.now_entries")
-    return number, stored, listed
+    return number, stored, listed, min_rows
 
 
 _DOC_KEYS = "memory_id, scope_kind, scope_key, status, kind, trust, reviewer_only, updated_at_ms"

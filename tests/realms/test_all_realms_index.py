@@ -164,3 +164,21 @@ def test_a_first_fill_of_many_realms_sorts_the_order_indexes_once_after_the_copi
     with sqlite3.connect(all_realms_index.index_path()) as conn:
         indexes = {name for name, in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"entries_order", "entries_scope_order", "entries_status_order", "entries_created"} <= indexes
+
+
+def test_a_new_row_threshold_decides_again_which_quiet_realms_are_held(agent_memory_dir, settings):
+    from memory_panel.store.all_realms_index import all_realms_index
+
+    def held() -> set[str]:
+        return set(all_realms_index(["small", "big"], on_failure=lambda name, error: None).listed)
+
+    write_notes(agent_memory_dir, "small", 2, start_ms=T0)
+    write_notes(agent_memory_dir, "big", 8, start_ms=T0)
+    time.sleep(SETTLED_NS / 1e9 + 0.1)  # quiet: only the setting can move the decision
+    assert held() == {"small", "big"}
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 5
+    assert held() == {"small"}
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 0
+    assert held() == set()
+    settings.MOBKIT_REALM_INDEX_MIN_ROWS = 100
+    assert held() == {"small", "big"}
