@@ -414,7 +414,8 @@ def dream_charts(*, access: Access, realm: str | None, days: int) -> ChartSet | 
         [
             Chart("dream-runs", "Dream runs per day", "bars", window.dates(), [Series("runs", "Runs", runs)], unit="runs"),
             Chart("dream-ops", "Dream ops per day, by kind", "bars", window.dates(),
-                  [Series(f"op-{k}", k, v) for k, v in sorted(ops.items())], unit="ops"),
+                  [Series(f"op-{k}", k.replace("_", " "), v) for k, v in sorted(ops.items())],
+                  unit="ops"),
         ],
         days, realms.counting,
     )

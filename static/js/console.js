@@ -59,7 +59,8 @@
   // order it is listed in (the quarantine queue has no form), else the header's realm choice.
   function focusSearch() {
     var target = document.querySelector("main input[type=search]") ||
-      document.querySelector("main form.filters input, main form.filters select, main form input, main form select") ||
+      document.querySelector("main form.filters input, main form.filters select, main form:not(.save-view) input," +
+        " main form:not(.save-view) select") ||
       document.querySelector("main .order-switch a[aria-current], main .order-switch a") ||
       document.querySelector("form[data-realm-switch] select, form[data-realm-switch] input[type=search]");
     if (target) {
