@@ -129,14 +129,6 @@ def test_anonymous_callers_get_no_moment(client, script: Script):
     assert response.status_code == 302
 
 
-def test_a_realm_too_large_to_replay_says_so(client, signed_in, script: Script, monkeypatch):
-    monkeypatch.setattr("memory_panel.store.history.HISTORY_MAX_RECORDS", 3)
-    signed_in()
-    response = client.get(RECORDS, {"as_of": script.between("create")})
-    assert response.status_code == 409
-    assert "it holds 4 records; the console replays the history of realms of at most 3" in response.content.decode()
-
-
 def test_each_timeline_event_links_to_the_realm_at_its_moment(client, signed_in, script: Script, settings):
     from mobkit_console.timeline.watcher import RealmWatcher
 
