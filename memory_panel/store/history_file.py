@@ -49,8 +49,20 @@ CREATE TABLE IF NOT EXISTS spans (from_ms INTEGER NOT NULL, memory_id TEXT NOT N
   scope INTEGER, kind TEXT, ever_q INTEGER NOT NULL, body_bytes INTEGER NOT NULL,
   PRIMARY KEY (from_ms, memory_id, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS spans_record ON spans (memory_id, seq);
+CREATE TABLE IF NOT EXISTS deltas (at_ms INTEGER, scope INTEGER, kind TEXT, status TEXT, ever_q INTEGER, change TEXT,
+  records INTEGER NOT NULL, body_bytes INTEGER NOT NULL,
+  PRIMARY KEY (at_ms, scope, kind, status, ever_q, change)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS day_deltas (day INTEGER, scope INTEGER, kind TEXT, status TEXT, ever_q INTEGER, change TEXT,
+  records INTEGER NOT NULL, body_bytes INTEGER NOT NULL,
+  PRIMARY KEY (day, scope, kind, status, ever_q, change)) WITHOUT ROWID;
 """
-_TABLES = ("meta", "scopes", "spans")
+_TABLES = ("meta", "scopes", "spans", "deltas", "day_deltas")
+DAY_MS = 86_400_000
+# How many records of a group (scope, kind, status, flag) a moment added (a span begun: its change)
+# and removed (a span ended: change ''): the counts at T are the sum of the deltas up to T, read
+# a day at a time (day_deltas) up to T's day and by the millisecond (deltas) within it.
+_DELTA_SQL = ("INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+              " records = records + excluded.records, body_bytes = body_bytes + excluded.body_bytes")
 _SPAN_COLUMNS = "from_ms, memory_id, to_ms, change, status, detail, other_id, scope, kind, ever_q, body_bytes"
 
 _creating = threading.Lock()
@@ -155,9 +167,13 @@ class History:
 
     def groups_at(self, at_ms: int) -> list[Group]:
         """The records standing at ``at_ms``, counted by scope, kind, status and flag."""
+        day = at_ms // DAY_MS
         return self._groups(
-            "SELECT scope, kind, status, ever_q, NULL, COUNT(*), SUM(body_bytes) FROM spans"
-            " WHERE from_ms <= ? AND (to_ms IS NULL OR to_ms > ?) GROUP BY 1, 2, 3, 4", (at_ms, at_ms))
+            "SELECT scope, kind, status, ever_q, NULL, SUM(records), SUM(body_bytes) FROM ("
+            " SELECT scope, kind, status, ever_q, records, body_bytes FROM day_deltas WHERE day < ?"
+            " UNION ALL SELECT scope, kind, status, ever_q, records, body_bytes FROM deltas"
+            " WHERE at_ms >= ? AND at_ms <= ?) GROUP BY 1, 2, 3, 4 HAVING SUM(records) > 0",
+            (day, day * DAY_MS, at_ms))
 
     def changes_between(self, from_ms: int, to_ms: int, *, after: tuple[int, str] | None = None) -> Iterator[Span]:
         """The changes after ``from_ms`` up to ``to_ms`` (inclusive), oldest first, after the keyset
@@ -172,9 +188,17 @@ class History:
 
     def change_groups(self, from_ms: int, to_ms: int) -> list[Group]:
         """The changes after ``from_ms`` up to ``to_ms``, counted by scope, kind, status, flag and change."""
+        first, last = from_ms // DAY_MS, to_ms // DAY_MS
+        if first == last:
+            parts, args = ["SELECT * FROM deltas WHERE at_ms > ? AND at_ms <= ?"], [from_ms, to_ms]
+        else:
+            parts = ["SELECT * FROM deltas WHERE at_ms > ? AND at_ms < ?",
+                     "SELECT * FROM day_deltas WHERE day > ? AND day < ?",
+                     "SELECT * FROM deltas WHERE at_ms >= ? AND at_ms <= ?"]
+            args = [from_ms, (first + 1) * DAY_MS, first, last, last * DAY_MS, to_ms]
         return self._groups(
-            "SELECT scope, kind, status, ever_q, change, COUNT(*), 0 FROM spans"
-            " WHERE from_ms > ? AND from_ms <= ? GROUP BY 1, 2, 3, 4, 5", (from_ms, to_ms))
+            "SELECT scope, kind, status, ever_q, change, SUM(records), 0 FROM ("
+            + " UNION ALL ".join(parts) + ") WHERE change != '' GROUP BY 1, 2, 3, 4, 5", tuple(args))
 
     def spans_of(self, memory_ids: list[str]) -> dict[str, list[Span]]:
         """Each record's spans, oldest first."""
@@ -365,6 +389,14 @@ def _replay_chunk(conn: sqlite3.Connection, source: sqlite3.Connection, meta: di
     last_ms = int(meta.get("last_ms", 0))
     records = int(meta.get("records", 0))  # records with a span: every one the realm holds, once current
     pending: dict[str, list] = {}  # this chunk's open span of each record it touched, not inserted yet
+    deltas: dict[tuple, list[int]] = {}
+
+    def delta(at_ms: int, group: tuple, change: str, records: int, body_bytes: int) -> None:
+        scope, kind, status, ever_q = group
+        tally = deltas.setdefault((at_ms, scope or 0, kind or "", status, ever_q, change), [0, 0])
+        tally[0] += records
+        tally[1] += body_bytes
+
     rows: list[list] = []
     closes: list[tuple] = []
     sql = audit_sql(has_column(source, "records", "ever_quarantined"))
@@ -378,22 +410,33 @@ def _replay_chunk(conn: sqlite3.Connection, source: sqlite3.Connection, meta: di
             opened = pending.get(change.memory_id)
             if opened is not None:
                 opened[3] = at_ms
+                delta(at_ms, (opened[9], opened[10], opened[5], opened[11]), "", -1, -opened[12])
             else:
                 standing = conn.execute(
-                    "SELECT from_ms, seq FROM spans WHERE memory_id = ? ORDER BY seq DESC LIMIT 1", (change.memory_id,)
+                    "SELECT from_ms, seq, scope, kind, status, ever_q, body_bytes FROM spans WHERE memory_id = ?"
+                    " ORDER BY seq DESC LIMIT 1", (change.memory_id,)
                 ).fetchone()
                 if standing is not None:
                     closes.append((at_ms, standing[0], change.memory_id, standing[1]))
+                    delta(at_ms, standing[2:6], "", -1, -standing[6])
                 else:
                     records += 1
             span = [at_ms, change.memory_id, seq, None, change.kind, change.status, change.status_detail,
                     change.other_id, audit_id, scopes(scope_kind, scope_key) if scope_kind is not None else None,
                     kind, int(bool(ever_q)), body_bytes or 0]
             seq += 1
+            delta(at_ms, (span[9], span[10], span[5], span[11]), change.kind, 1, span[12])
             rows.append(span)
             pending[change.memory_id] = span
     conn.executemany("UPDATE spans SET to_ms = ? WHERE from_ms = ? AND memory_id = ? AND seq = ?", closes)
     conn.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    days: dict[tuple, list[int]] = {}
+    for (at_ms, *group), (count, body_bytes) in deltas.items():
+        tally = days.setdefault((at_ms // DAY_MS, *group), [0, 0])
+        tally[0] += count
+        tally[1] += body_bytes
+    conn.executemany(_DELTA_SQL.format(table="deltas"), [(*key, *value) for key, value in deltas.items()])
+    conn.executemany(_DELTA_SQL.format(table="day_deltas"), [(*key, *value) for key, value in days.items()])
     token = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (upto,)).fetchone()
     _set_meta(conn, audit_high_water=upto, audit_token=token[0] if token else "", next_seq=seq, last_ms=last_ms,
               records=records)
