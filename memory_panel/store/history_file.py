@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 from memory_panel import conf
@@ -156,14 +157,23 @@ class History:
                     scope_key: str | None = None) -> Iterator[Span]:
         """The records as they stood at ``at_ms`` (inclusive), newest change first, after the keyset
         position ``before`` (exclusive): read from the table's key as far as the caller iterates."""
-        sql = [f"SELECT {_SPAN_COLUMNS} FROM spans WHERE from_ms <= ? AND (to_ms IS NULL OR to_ms > ?)"]
+        where = ["from_ms <= ? AND (to_ms IS NULL OR to_ms > ?)"]
         args: list = [at_ms, at_ms]
-        if before is not None:
-            sql.append("AND (from_ms, memory_id) < (?, ?)")
-            args += list(before)
-        _filters(sql, args, status, kind, self._scope_numbers(scope_kind, scope_key))
-        sql.append("ORDER BY from_ms DESC, memory_id DESC")
-        return map(self._span, self.conn.execute(" ".join(sql), args))
+        _filters(where, args, status, kind, self._scope_numbers(scope_kind, scope_key))
+        return self._keyset(where, args, before, "DESC")
+
+    def _keyset(self, where: list[str], args: list, after: tuple[int, str] | None, order: str) -> Iterator[Span]:
+        """The spans matching ``where`` past the keyset position ``after`` in (from_ms, memory_id)
+        order ``order``: the rest of ``after``'s moment, then the moments past it, each a range of
+        the table's key (a row-value bound would range on the moment alone)."""
+        sql = f"SELECT {_SPAN_COLUMNS} FROM spans WHERE {' '.join(where)}"
+        ordered = f"ORDER BY from_ms {order}, memory_id {order}, seq {order}"
+        if after is None:
+            return map(self._span, self.conn.execute(f"{sql} {ordered}", args))
+        past = "<" if order == "DESC" else ">"
+        same = self.conn.execute(f"{sql} AND from_ms = ? AND memory_id {past} ? {ordered}", [*args, *after])
+        rest = self.conn.execute(f"{sql} AND from_ms {past} ? {ordered}", [*args, after[0]])
+        return map(self._span, chain(same, rest))
 
     def groups_at(self, at_ms: int) -> list[Group]:
         """The records standing at ``at_ms``, counted by scope, kind, status and flag."""
@@ -178,13 +188,7 @@ class History:
     def changes_between(self, from_ms: int, to_ms: int, *, after: tuple[int, str] | None = None) -> Iterator[Span]:
         """The changes after ``from_ms`` up to ``to_ms`` (inclusive), oldest first, after the keyset
         position ``after`` (exclusive)."""
-        sql = [f"SELECT {_SPAN_COLUMNS} FROM spans WHERE from_ms > ? AND from_ms <= ?"]
-        args: list = [from_ms, to_ms]
-        if after is not None:
-            sql.append("AND (from_ms, memory_id) > (?, ?)")
-            args += list(after)
-        sql.append("ORDER BY from_ms, memory_id, seq")
-        return map(self._span, self.conn.execute(" ".join(sql), args))
+        return self._keyset(["from_ms > ? AND from_ms <= ?"], [from_ms, to_ms], after, "ASC")
 
     def change_groups(self, from_ms: int, to_ms: int) -> list[Group]:
         """The changes after ``from_ms`` up to ``to_ms``, counted by scope, kind, status, flag and change."""
@@ -220,15 +224,15 @@ class History:
         return out
 
 
-def _filters(sql: list[str], args: list, status: str | None, kind: str | None, scopes: list[int] | None) -> None:
+def _filters(where: list[str], args: list, status: str | None, kind: str | None, scopes: list[int] | None) -> None:
     if status is not None:
-        sql.append("AND status = ?")
+        where.append("AND status = ?")
         args.append(status)
     if kind is not None:
-        sql.append("AND kind = ?")
+        where.append("AND kind = ?")
         args.append(kind)
     if scopes is not None:
-        sql.append(f"AND scope IN ({','.join('?' * len(scopes))})")
+        where.append(f"AND scope IN ({','.join('?' * len(scopes))})")
         args += scopes
 
 
