@@ -1,4 +1,4 @@
-"""A realm's replayed history, kept in a file of the console's (docs/history.md §3).
+"""A realm's replayed history, kept in a file of the console's (docs/history.md §3.1).
 
 One SQLite file per realm under ``<persistent_state>/console/history/``. Each record's statuses
 are kept as spans: the status a change gave it, from that change's moment (``from_ms``) until its
@@ -157,8 +157,13 @@ class History:
                     scope_key: str | None = None) -> Iterator[Span]:
         """The records as they stood at ``at_ms`` (inclusive), newest change first, after the keyset
         position ``before`` (exclusive): read from the table's key as far as the caller iterates."""
-        where = ["from_ms <= ? AND (to_ms IS NULL OR to_ms > ?)"]
-        args: list = [at_ms, at_ms]
+        # One bound on the moment, the tighter: given two, SQLite may range on the looser one.
+        if before is not None and before[0] > at_ms:
+            before = None
+        where, args = ["(to_ms IS NULL OR to_ms > ?)"], [at_ms]
+        if before is None:
+            where.append("AND from_ms <= ?")
+            args.append(at_ms)
         _filters(where, args, status, kind, self._scope_numbers(scope_kind, scope_key))
         return self._keyset(where, args, before, "DESC")
 
@@ -188,7 +193,13 @@ class History:
     def changes_between(self, from_ms: int, to_ms: int, *, after: tuple[int, str] | None = None) -> Iterator[Span]:
         """The changes after ``from_ms`` up to ``to_ms`` (inclusive), oldest first, after the keyset
         position ``after`` (exclusive)."""
-        return self._keyset(["from_ms > ? AND from_ms <= ?"], [from_ms, to_ms], after, "ASC")
+        if after is not None and after[0] < from_ms:
+            after = None
+        where, args = ["from_ms <= ?"], [to_ms]
+        if after is None:
+            where.append("AND from_ms > ?")
+            args.append(from_ms)
+        return self._keyset(where, args, after, "ASC")
 
     def change_groups(self, from_ms: int, to_ms: int) -> list[Group]:
         """The changes after ``from_ms`` up to ``to_ms``, counted by scope, kind, status, flag and change."""
@@ -357,7 +368,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
             if meta.get("schema_version") != SCHEMA_VERSION or meta.get("realm_file") != identity or newest < mark or (
                 mark and not same_audit_row(source, mark, meta.get("audit_token", ""))
             ):
-                # docs/history.md §3: the history kept is not this file's (replaced, restored): replay it again.
+                # docs/history.md §3.1: the history kept is not this file's (replaced, restored): replay it again.
                 for table in _TABLES:
                     conn.execute(f"DELETE FROM {table}")
                 _set_meta(conn, schema_version=SCHEMA_VERSION, realm_file=identity)
@@ -448,7 +459,7 @@ def _replay_chunk(conn: sqlite3.Connection, source: sqlite3.Connection, meta: di
 
 
 def _disagreement(conn: sqlite3.Connection, source: sqlite3.Connection, touched: set[str] | None) -> str | None:
-    """docs/history.md §3: why the replay does not end where the file stands, or None when it does.
+    """docs/history.md §3.1: why the replay does not end where the file stands, or None when it does.
     ``touched`` (None: every record) are the records the last replay changed."""
     if touched is None:
         realm_rows = source.execute("SELECT memory_id, status_kind, status_detail FROM records").fetchall()
