@@ -80,13 +80,14 @@ def test_new_writes_are_caught_up_not_replayed_again(client, signed_in, script: 
         note = writer.remember(identity_scope(REALM, LUKA), "Hut opens in May", "The hut opens on the first of May.")
         writer.supersede(script.released, "Summit closed on Friday", "Closed on Friday and Saturday.")
     after = row_statuses(client.get(RECORDS, {"as_of": later}).content.decode())
-    assert after[note] == "active" and after[script.released] == "superseded"
-    assert {k: v for k, v in after.items() if k not in (note, script.released) and v != "active"} == {
-        k: v for k, v in before.items() if k != script.released and v != "active"}
+    new_version = next(memory_id for memory_id in after if memory_id not in before and memory_id != note)
+    assert after == {**before, note: "active", script.released: "superseded", new_version: "active"}
     spans_after = _spans(path)
-    # The spans kept before are kept (only the released record's own span was closed): no replay from nothing.
-    assert {s[:3] for s in spans_before} <= {s[:3] for s in spans_after}
+    # The spans kept before are kept (the released record's own span closed): no replay from nothing.
+    assert [s[:3] for s in spans_after[: len(spans_before)]] == [s[:3] for s in spans_before]
     assert len(spans_after) == len(spans_before) + 3  # the note, the new version, the prior superseded
+    # The moment before the writes is as it was.
+    assert row_statuses(client.get(RECORDS, {"as_of": script.between("tombstone")}).content.decode()) == before
 
 
 def _spans(path: Path) -> list[tuple]:
@@ -167,3 +168,20 @@ def test_a_large_backlog_is_replayed_in_the_background_and_the_page_says_so(clie
     assert response["Retry-After"]
     monkeypatch.setattr(history_file, "INLINE_ROWS", 20_000)
     assert client.get(RECORDS, {"as_of": script.between("create"), "realm": REALM}).status_code == 200
+
+
+def test_a_write_that_disagrees_with_its_audit_row_is_refused_once_caught_up(client, signed_in, script: Script,
+                                                                             agent_memory_dir: Path):
+    signed_in()
+    later = iso(script.steps["tombstone"] + 10 * HOUR_MS)
+    assert client.get(RECORDS, {"as_of": later}).status_code == 200
+    clock = ManualClock(script.steps["tombstone"] + HOUR_MS)
+    with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
+        note = writer.remember(identity_scope(REALM, LUKA), "Hut opens in May", "The hut opens on the first of May.")
+    conn = sqlite3.connect(realm_path(REALM))
+    with conn:  # a hand edit: the audit row says the note was written active
+        conn.execute("UPDATE records SET status_kind = 'tombstoned' WHERE memory_id = ?", (note,))
+    conn.close()
+    response = client.get(RECORDS, {"as_of": later})
+    assert response.status_code == 409
+    assert "1 record(s) stand otherwise than their audit rows say" in response.content.decode()
