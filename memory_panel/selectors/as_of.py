@@ -18,7 +18,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from memory_panel.cursor import Cursor
-from memory_panel.errors import AccessDenied, InvalidParams, NotFound
+from memory_panel.errors import AccessDenied, InvalidParams, NotFound, UnknownRealm
 from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.diff import VersionDiff, version_diff
 from memory_panel.selectors.holdings import ScopeHoldings
@@ -214,6 +214,21 @@ def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: 
                                if row_realm == name])
     shown.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
     return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), shown)
+
+
+def identity_records_as_of(*, realm: str, identity: str, at_ms: int) -> list[MemoryRecord]:
+    """The identity's records active at ``at_ms``, as they stood, oldest first: what contextual
+    recall chose from then (docs/history.md §4). The caller's grant on the identity is the recall
+    preview's own check."""
+    try:
+        realm_alias(realm)
+    except UnknownRealm as error:
+        raise InvalidParams(str(error)) from error
+    records: list[MemoryRecord] = []
+    with realm_read(realm, alone=True), realm_history(realm) as history:
+        spans = list(history.standing_at(at_ms, status="active", scope_kind="identity", scope_key=identity))
+        records = _decoded([(realm, span.memory_id, span.as_change()) for span in spans])
+    return sorted(records, key=lambda record: (record.created_at_ms, record.updated_at_ms, record.id))
 
 
 @dataclass(frozen=True)
