@@ -253,6 +253,8 @@ def realm_history(realm: str) -> History:
     refused = older_format(realm)
     if refused is not None:
         raise refused
+    if _background.is_running(realm):  # its chunks hold the file's write lock: no catch-up waits on them
+        raise RealmIndexing(realm, replay_progress(realm))
     signature = settled_signature(realm_path(realm))
     if signature is None or _current_at.get(realm) != signature or not history_path(realm).exists():
         if catch_up(realm, limit=INLINE_ROWS):
@@ -268,11 +270,6 @@ def realm_history(realm: str) -> History:
         conn.close()
         raise HistoryUnavailable(realm, problem)
     return History(realm, conn)
-
-
-def replaying(realm: str) -> bool:
-    """Is a background replay of this realm's backlog under way in this process?"""
-    return _background.is_running(realm)
 
 
 _started: dict[str, float] = {}
