@@ -1,33 +1,29 @@
 """A realm as it stood at one moment, and what changed between two (docs/history.md §3–§5).
 
-Statuses come from the realm's replayed audit rows (``memory_panel/store/history.py``); a record's
-content is its row, which never changes once written (a new version is a new row). Every record
-passes the pages' own visibility check with its status at that moment, so a record then in
-quarantine is a reviewer's alone, as it was then. Rows are chosen, counted and ordered on their
-facts (``RecordFacts``: scope, kind, flag) and only the rows a page shows are decoded.
+Statuses come from the realm's replayed audit rows, kept in the console's history file
+(``memory_panel/store/history_file.py``); a record's content is its row, which never changes once
+written (a new version is a new row). Every record passes the pages' own visibility check with its
+status at that moment, so a record then in quarantine is a reviewer's alone, as it was then. Counts
+are read grouped by scope, kind, status and flag; pages are keyset reads of the history file, and
+only the rows a page shows are decoded.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from itertools import islice
+from typing import TYPE_CHECKING
 
 from memory_panel.cursor import Cursor
-from memory_panel.errors import AccessDenied, InvalidParams, NotFound
+from memory_panel.errors import AccessDenied, InvalidParams, NotFound, UnknownRealm
 from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.diff import VersionDiff, version_diff
 from memory_panel.selectors.holdings import ScopeHoldings
-from memory_panel.store.history import (
-    CHANGE_KINDS,
-    SUPERSEDED,
-    Change,
-    RecordFacts,
-    realm_history,
-)
+from memory_panel.store.history import CHANGE_KINDS, SUPERSEDED, Change
+from memory_panel.store.history_file import Span, realm_history
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import SCOPE_ORDER, MemoryRecord, decode_record
 from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
@@ -36,6 +32,8 @@ from memory_panel.wire.params import FLOOR_BYTES, FLOOR_RECORDS
 
 if TYPE_CHECKING:
     from access.caller import Access
+
+Checker = Callable[[str, str, str, bool], bool]
 
 
 @dataclass(frozen=True)
@@ -54,38 +52,20 @@ def _as_it_stood(record: MemoryRecord, last: Change) -> MemoryRecord:
     return replace(record, status=last.status, status_detail=last.status_detail, updated_at_ms=last.at_ms)
 
 
-class _Then(NamedTuple):
-    """A record at a moment, not decoded. A tuple that sorts by its keyset position first
-    (moment, memory_id, realm: unique), so a page is picked without a key function."""
-
-    at_ms: int
-    memory_id: str
-    realm: str
-    facts: RecordFacts
-    state: Change
-
-    @property
-    def key(self) -> tuple[int, str]:
-        return (self.at_ms, self.memory_id)
-
-
-# Made from a ready tuple: a realm's every record passes here, and the class's own __new__ costs
-# twice the time of the walk itself.
-_then = partial(tuple.__new__, _Then)
-
-
-def _realm_then(access: Access, realm: str, at_ms: int) -> list[_Then]:
-    """The realm's records that existed at ``at_ms``, as they stood, those the caller may see then."""
-    history = realm_history(realm)
-    facts = history.facts
-    states = history.state_at(at_ms)
+def _checker(access: Access) -> Checker:
+    """Who sees a record as it stood: its scope, status then and quarantine flag (docs/access.md §2.4)."""
     if not access.enforced:
-        return [_then((last.at_ms, memory_id, realm, facts[memory_id], last))
-                for memory_id, last in states.items() if memory_id in facts]
-    visible = row_checker(access)
-    return [_then((last.at_ms, memory_id, realm, row, last)) for memory_id, last in states.items()
-            if (row := facts.get(memory_id)) is not None
-            and visible(row.scope_kind, row.scope_key, last.status, row.ever_quarantined)]
+        return lambda kind, key, status, ever: True
+    return row_checker(access)
+
+
+def _seen(visible: Checker, span: Span) -> bool:
+    return span.scope_kind is not None and visible(span.scope_kind, span.scope_key, span.status, span.ever_quarantined)
+
+
+def _first_seen(spans: Iterator[Span], visible: Checker, count: int) -> list[Span]:
+    """The first ``count`` spans the caller may see, reading no further."""
+    return list(islice((span for span in spans if _seen(visible, span)), count))
 
 
 def _decoded(rows: list[tuple[str, str, Change]]) -> list[MemoryRecord]:
@@ -99,37 +79,39 @@ def _decoded(rows: list[tuple[str, str, Change]]) -> list[MemoryRecord]:
             for realm, memory_id, state in rows if (realm, memory_id) in records]
 
 
-def _then_rows(rows: list[_Then]) -> list[tuple[str, str, Change]]:
-    return [(row.realm, row.facts.memory_id, row.state) for row in rows]
-
-
 def records_as_of(
     *, access: Access, realm: str | None, at_ms: int, status: str | None = None, scope_kind: str | None = None,
     scope_key: str | None = None, kind: str | None = None, limit: int, cursor: Cursor | None = None,
 ) -> RecordsAsOf:
-    """The Records page at ``at_ms``: keyset pages by (last change then, memory_id), newest first."""
-    kept: list[_Then] = []
+    """The Records page at ``at_ms``: keyset pages by (last change then, memory_id), newest first,
+    read from each realm's kept history (docs/history.md §4)."""
+    visible = _checker(access)
+    picked: list[tuple[int, str, str, Span]] = []
     by_status: Counter = Counter()
     for name in panel_realms(realm):
-        with realm_read(name, alone=realm is not None):
-            for row in _realm_then(access, name, at_ms):
-                facts = row.facts
-                if ((scope_kind is None or facts.scope_kind == scope_kind)
-                        and (scope_key is None or facts.scope_key == scope_key)
-                        and (kind is None or facts.kind == kind)):
-                    by_status[row.state.status] += 1
-                    if status is None or row.state.status == status:
-                        kept.append(row)
-    total = len(kept)
-    if cursor is not None:
-        after = cursor.key()
-        kept = [row for row in kept if (row.at_ms, row.memory_id) < after]
-    # The page alone is ordered: one more row than shown says whether there is a next page.
-    picked = heapq.nlargest(limit + 1, kept)
+        with realm_read(name, alone=realm is not None), realm_history(name) as history:
+            for group in history.groups_at(at_ms):
+                if ((scope_kind is None or group.scope_kind == scope_kind)
+                        and (scope_key is None or group.scope_key == scope_key)
+                        and (kind is None or group.kind == kind)
+                        and visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined)):
+                    by_status[group.status] += group.records
+            spans = history.standing_at(at_ms, before=cursor.key() if cursor else None, status=status, kind=kind,
+                                        scope_kind=scope_kind, scope_key=scope_key)
+            # One more row than shown says whether there is a next page.
+            picked += [(span.from_ms, span.memory_id, name, span) for span in _first_seen(spans, visible, limit + 1)]
+    picked = heapq.nlargest(limit + 1, picked, key=lambda row: row[:3])
     shown = picked[:limit]
-    page = _decoded(_then_rows(shown))
+    page = _decoded([(name, span.memory_id, span.as_change()) for _, _, name, span in shown])
     with_more = len(picked) > limit and shown
-    return RecordsAsOf(page, Cursor(*shown[-1].key) if with_more else None, total, dict(by_status))
+    total = by_status[status] if status is not None else sum(by_status.values())
+    return RecordsAsOf(page, Cursor(shown[-1][0], shown[-1][1]) if with_more else None, total, dict(by_status))
+
+
+def _standing(spans: list[Span], at_ms: int) -> Span | None:
+    """The span of ``spans`` that stood at ``at_ms``, if the record existed then."""
+    return next((span for span in spans if span.from_ms <= at_ms and (span.to_ms is None or span.to_ms > at_ms)),
+                None)
 
 
 @dataclass(frozen=True)
@@ -154,34 +136,38 @@ def record_as_of(*, access: Access, realm: str | None, memory_id: str, at_ms: in
             if row is None:
                 continue
             now = decode_record(name, row)
-            history = realm_history(name)
-            states = history.state_at(at_ms)
-            state = states.get(memory_id)
-            record = _as_it_stood(now, state) if state is not None else None
+            links = supersede_chain(access=access, realm=name, memory_id=memory_id)
+            with realm_history(name) as history:
+                spans = history.spans_of(sorted({memory_id, *(link.id for link in links)}))
+            state = _standing(spans.get(memory_id, []), at_ms)
+            record = _as_it_stood(now, state.as_change()) if state is not None else None
             # Visible as it stood, and as it stands: a record in quarantine now or then is a reviewer's.
             for shown in (now, record):
                 if shown is not None and not record_visible(access, shown):
                     raise AccessDenied(record_denial_action(access, shown), memory_id)
-            chain = [_as_it_stood(link, states[link.id])
-                     for link in supersede_chain(access=access, realm=name, memory_id=memory_id) if link.id in states]
+            chain = [_as_it_stood(link, then.as_change()) for link in links
+                     if (then := _standing(spans.get(link.id, []), at_ms)) is not None]
             chain = [link for link in chain if record_visible(access, link)]
             active = [link.id for link in chain if link.status == "active"]
             current = active[-1] if active else (chain[-1].id if chain else None)
-            written = next((c.at_ms for c in history.changes if c.memory_id == memory_id), None)
-            return RecordAsOf(name, record, written, chain, current)
+            own = spans.get(memory_id)
+            return RecordAsOf(name, record, own[0].from_ms if own else None, chain, current)
     raise NotFound(f"unknown memory record '{memory_id}'")
 
 
 def holdings_as_of(*, access: Access, realm: str | None, at_ms: int) -> list[ScopeHoldings]:
     """Holdings at ``at_ms``: each visible scope's records by status then (docs/history.md §4)."""
+    visible = _checker(access)
     counts: dict[tuple[str, str, str], Counter] = {}
     for name in panel_realms(realm):
-        with realm_read(name, alone=realm is not None):
-            for row in _realm_then(access, name, at_ms):
-                tally = counts.setdefault((name, row.facts.scope_kind, row.facts.scope_key), Counter())
-                tally[row.state.status] += 1
-                if row.state.status == "active":
-                    tally["body_bytes"] += row.facts.body_bytes
+        with realm_read(name, alone=realm is not None), realm_history(name) as history:
+            for group in history.groups_at(at_ms):
+                if not visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined):
+                    continue
+                tally = counts.setdefault((name, group.scope_kind, group.scope_key), Counter())
+                tally[group.status] += group.records
+                if group.status == "active":
+                    tally["body_bytes"] += group.body_bytes
     out = [
         ScopeHoldings(realm=name, scope_kind=kind, scope_key=key, active=t["active"], quarantined=t["quarantined"],
                       superseded=t["superseded"], tombstoned=t["tombstoned"], body_bytes=t["body_bytes"],
@@ -206,21 +192,43 @@ KNOWLEDGE_RECORDS_SHOWN = 50
 
 def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: int) -> KnowledgeAsOf:
     """The identity's own scope and the realm-wide scope, as they stood (docs/history.md §4)."""
-    known: list[_Then] = []
+    visible = _checker(access)
+    tally: Counter = Counter()
+    newest: list[tuple[int, str, str, Span]] = []
     for name in panel_realms(realm):
-        with realm_read(name, alone=realm is not None):
-            known += [row for row in _realm_then(access, name, at_ms) if row.state.status == "active"
-                      and (row.facts.scope_kind == "realm"
-                           or (row.facts.scope_kind == "identity" and row.facts.scope_key == identity))]
-    tally = Counter((row.realm, "realm" if row.facts.scope_kind == "realm" else row.facts.scope_key, row.facts.kind)
-                    for row in known)
-    newest = heapq.nlargest(KNOWLEDGE_RECORDS_SHOWN, known)
+        with realm_read(name, alone=realm is not None), realm_history(name) as history:
+            for group in history.groups_at(at_ms):
+                known = group.scope_kind == "realm" or (group.scope_kind == "identity" and group.scope_key == identity)
+                if (known and group.status == "active"
+                        and visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined)):
+                    tally[(name, "realm" if group.scope_kind == "realm" else group.scope_key, group.kind)] += group.records
+            for scope_kind, scope_key in (("realm", None), ("identity", identity)):
+                spans = history.standing_at(at_ms, status="active", scope_kind=scope_kind, scope_key=scope_key)
+                newest += [(span.from_ms, span.memory_id, name, span)
+                           for span in _first_seen(spans, visible, KNOWLEDGE_RECORDS_SHOWN)]
+    newest = heapq.nlargest(KNOWLEDGE_RECORDS_SHOWN, newest, key=lambda row: row[:3])
     shown: list[MemoryRecord] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            shown += _decoded(_then_rows([row for row in newest if row.realm == name]))
+            shown += _decoded([(name, span.memory_id, span.as_change()) for _, _, row_realm, span in newest
+                               if row_realm == name])
     shown.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
     return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), shown)
+
+
+def identity_records_as_of(*, realm: str, identity: str, at_ms: int) -> list[MemoryRecord]:
+    """The identity's records active at ``at_ms``, as they stood, oldest first: what contextual
+    recall chose from then (docs/history.md §4). The caller's grant on the identity is the recall
+    preview's own check."""
+    try:
+        realm_alias(realm)
+    except UnknownRealm as error:
+        raise InvalidParams(str(error)) from error
+    records: list[MemoryRecord] = []
+    with realm_read(realm, alone=True), realm_history(realm) as history:
+        spans = list(history.standing_at(at_ms, status="active", scope_kind="identity", scope_key=identity))
+        records = _decoded([(realm, span.memory_id, span.as_change()) for span in spans])
+    return sorted(records, key=lambda record: (record.created_at_ms, record.updated_at_ms, record.id))
 
 
 @dataclass(frozen=True)
@@ -232,47 +240,16 @@ class ChangeRow:
     record: MemoryRecord
 
 
-@dataclass(frozen=True, slots=True)
-class _Changed:
-    """A change the caller may see, its record not decoded yet."""
-
-    realm: str
-    change: Change
-
-    @property
-    def key(self) -> tuple[int, str]:
-        """The keyset position: the moment, then the record (one record changes once per batch)."""
-        return (self.change.at_ms, self.change.memory_id)
-
-
-def _visible_changes(access: Access, realm: str | None, from_ms: int, to_ms: int) -> list[_Changed]:
-    """Every change after ``from_ms`` up to ``to_ms`` the caller may see, in keyset order.
-
-    A change is seen by those who may see its record as it stood right after the change, so a
-    record's quarantine, and its release, are a reviewer's.
-    """
-    out: list[_Changed] = []
-    for name in panel_realms(realm):
-        with realm_read(name, alone=realm is not None):
-            history = realm_history(name)
-            visible = row_checker(access)
-            for change in history.between(from_ms, to_ms):
-                row = history.facts.get(change.memory_id)
-                if row is not None and visible(row.scope_kind, row.scope_key, change.status, row.ever_quarantined):
-                    out.append(_Changed(name, change))
-    out.sort(key=lambda row: row.key)
-    return out
-
-
-def _change_rows(changed: list[_Changed]) -> list[ChangeRow]:
+def _change_rows(changed: list[tuple[str, Span]]) -> list[ChangeRow]:
     """The changes with their records as they stood right after each (a record gone from the file is left out)."""
-    records = _decoded([(row.realm, row.change.memory_id, row.change) for row in changed])
+    changes = [(realm, span.as_change()) for realm, span in changed]
+    records = _decoded([(realm, change.memory_id, change) for realm, change in changes])
     by_key = {(record.realm, record.id, record.updated_at_ms, record.status): record for record in records}
     out = []
-    for row in changed:
-        record = by_key.get((row.realm, row.change.memory_id, row.change.at_ms, row.change.status))
+    for realm, change in changes:
+        record = by_key.get((realm, change.memory_id, change.at_ms, change.status))
         if record is not None:
-            out.append(ChangeRow(row.realm, row.change, record))
+            out.append(ChangeRow(realm, change, record))
     return out
 
 
@@ -282,9 +259,15 @@ CHANGES_DECODED = 500  # rows decoded at a time by the exports' walk
 def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: int) -> Iterator[ChangeRow]:
     """Every change after ``from_ms`` up to ``to_ms`` the caller may see, oldest first (docs/history.md §5),
     decoded a slice at a time."""
-    changed = _visible_changes(access, realm, from_ms, to_ms)
+    visible = _checker(access)
+    changed: list[tuple[int, str, str, Span]] = []
+    for name in panel_realms(realm):
+        with realm_read(name, alone=realm is not None), realm_history(name) as history:
+            changed += [(span.from_ms, span.memory_id, name, span)
+                        for span in history.changes_between(from_ms, to_ms) if _seen(visible, span)]
+    changed.sort(key=lambda row: row[:3])
     for start in range(0, len(changed), CHANGES_DECODED):
-        yield from _change_rows(changed[start : start + CHANGES_DECODED])
+        yield from _change_rows([(name, span) for _, _, name, span in changed[start : start + CHANGES_DECODED]])
 
 
 @dataclass(frozen=True)
@@ -301,16 +284,25 @@ class ChangesPage:
 
 def changes_page(*, access: Access, realm: str | None, from_ms: int, to_ms: int, limit: int,
                  cursor: Cursor | None = None) -> ChangesPage:
-    """``changes_between`` in keyset pages of (moment, memory_id), oldest first (docs/history.md §5)."""
-    every = _visible_changes(access, realm, from_ms, to_ms)
-    counts = Counter(row.change.kind for row in every)
-    after = [row for row in every if cursor is None or row.key > cursor.key()]
-    shown = after[:limit]
-    page = _change_rows(shown)
-    with_more = len(after) > limit and shown
+    """The changes after ``from_ms`` up to ``to_ms`` in keyset pages of (moment, memory_id), oldest
+    first, read from each realm's kept history (docs/history.md §5)."""
+    visible = _checker(access)
+    counts: Counter = Counter()
+    picked: list[tuple[int, str, str, Span]] = []
+    for name in panel_realms(realm):
+        with realm_read(name, alone=realm is not None), realm_history(name) as history:
+            for group in history.change_groups(from_ms, to_ms):
+                if visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined):
+                    counts[group.change] += group.records
+            spans = history.changes_between(from_ms, to_ms, after=cursor.key() if cursor else None)
+            picked += [(span.from_ms, span.memory_id, name, span) for span in _first_seen(spans, visible, limit + 1)]
+    picked = heapq.nsmallest(limit + 1, picked, key=lambda row: row[:3])
+    shown = picked[:limit]
+    page = _change_rows([(name, span) for _, _, name, span in shown])
+    with_more = len(picked) > limit and shown
     diffs = {(row.realm, row.record.id): change_diff(access, row) for row in page if row.change.kind == SUPERSEDED}
-    return ChangesPage(page, {kind: counts[kind] for kind in CHANGE_KINDS}, len(every),
-                       Cursor(*shown[-1].key) if with_more else None, diffs)
+    return ChangesPage(page, {kind: counts[kind] for kind in CHANGE_KINDS}, sum(counts.values()),
+                       Cursor(shown[-1][0], shown[-1][1]) if with_more else None, diffs)
 
 
 def change_diff(access: Access, row: ChangeRow) -> VersionDiff | None:

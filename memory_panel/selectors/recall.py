@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import connections
 
 from memory_panel.errors import InvalidParams
+from memory_panel.selectors.as_of import identity_records_as_of
 from memory_panel.store.legacy_markdown import is_agent_identity
 from memory_panel.errors import UnknownRealm
 from memory_panel.store.realms import realm_alias, realm_names
@@ -219,16 +220,19 @@ class RecallPreview:
         return self.injected_block.count("\n<mobkit_memory_observation index=")
 
 
-def recall_preview(*, access: Access, request: RecallRequest) -> RecallPreview:
-    """What contextual recall would select and inject for ``request.identity`` right now."""
+def recall_preview(*, access: Access, request: RecallRequest, at_ms: int | None = None) -> RecallPreview:
+    """What contextual recall would select and inject for ``request.identity`` right now, or, with
+    ``at_ms``, from the identity's records active at that moment (docs/history.md §4)."""
     identity = request.identity
     require_identity_memory(access, identity)
     realm = request.realm if request.realm is not None else _realm_holding(identity)
     terms = tokenize(request.query_text)
     if realm is None:
         return RecallPreview(None, identity, sorted(terms), [], "")
+    records = (_active_identity_records(realm=realm, identity=identity) if at_ms is None
+               else identity_records_as_of(realm=realm, identity=identity, at_ms=at_ms))
     selected = select_recall_records(
-        records=_active_identity_records(realm=realm, identity=identity),
+        records=records,
         terms=terms,
         max_entries=request.max_entries,
     )

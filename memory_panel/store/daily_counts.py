@@ -215,7 +215,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
             identity = f"{stat.st_dev}:{stat.st_ino}"
             audit_mark, injection_mark = int(meta.get("audit_high_water", 0)), int(meta.get("injection_high_water", 0))
             if meta.get("schema_version") != SCHEMA_VERSION or meta.get("realm_file") != identity or (
-                audit_mark and not _same_audit_row(source, audit_mark, meta.get("audit_token", ""))
+                audit_mark and not same_audit_row(source, audit_mark, meta.get("audit_token", ""))
             ):
                 _start_over(conn, identity)
                 audit_mark = injection_mark = 0
@@ -266,7 +266,7 @@ def _set_meta(conn: sqlite3.Connection, **values: object) -> None:
                      [(key, str(value)) for key, value in values.items()])
 
 
-def _same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
+def same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
     row = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (audit_id,)).fetchone()
     return row is not None and row[0] == token
 
@@ -275,11 +275,11 @@ def _has_table(source: sqlite3.Connection, table: str) -> bool:
     return source.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
 
 
-def _has_column(source: sqlite3.Connection, table: str, column: str) -> bool:
+def has_column(source: sqlite3.Connection, table: str, column: str) -> bool:
     return any(row[1] == column for row in source.execute(f"PRAGMA table_info({table})"))
 
 
-class _Scopes:
+class ScopeNumbers:
     """Scope numbers of one daily file, each numbered once when first seen."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -295,8 +295,8 @@ class _Scopes:
 
 
 def _count_audit(conn: sqlite3.Connection, source: sqlite3.Connection, after: int, upto: int) -> None:
-    scopes = _Scopes(conn)
-    ever_q = "r.ever_quarantined" if _has_column(source, "records", "ever_quarantined") else "0"
+    scopes = ScopeNumbers(conn)
+    ever_q = "r.ever_quarantined" if has_column(source, "records", "ever_quarantined") else "0"
     rows = source.execute(_RECORD_EVENTS.format(ever_quarantined=ever_q), (after, upto)).fetchall()
     conn.executemany(
         "INSERT INTO record_days VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
@@ -329,7 +329,7 @@ def _add_dream_ops(conn: sqlite3.Connection, ops: Counter[tuple[int, str]]) -> N
 
 
 def _count_injections(conn: sqlite3.Connection, source: sqlite3.Connection, after: int) -> int:
-    scopes = _Scopes(conn)
+    scopes = ScopeNumbers(conn)
     injections: Counter[tuple[int, str, str, int]] = Counter()
     usage: Counter[tuple[int, int, str]] = Counter()
     mark = after

@@ -1,7 +1,7 @@
 """What changed between two moments: the page, ``changes.ndjson`` and ``changes.csv`` (docs/history.md §5).
 
 ``from`` and ``to`` are ISO 8601 date-times; ``realm`` names one realm, else the operator's realm
-choice holds. Same visibility as the pages: a change is listed to those who may read its record as
+choice holds. With ``against``, the page compares ``realm`` with that realm by logical key instead. Same visibility as the pages: a change is listed to those who may read its record as
 it stood right after it.
 """
 
@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from memory_panel.cursor import parse_cursor
 from memory_panel.errors import InvalidParams
 from memory_panel.selectors import as_of as as_of_selectors
+from memory_panel.selectors.compare import compare_realms
 from memory_panel.views.as_of import moment_label
 from memory_panel.views.export import csv_cell
 from memory_panel.views.realm_choice import chosen_realm
@@ -43,6 +44,9 @@ def _window(request: HttpRequest) -> tuple[str | None, int, int]:
 
 @panel_view
 def changes(request: HttpRequest, access: Access) -> HttpResponse:
+    against = parse_realm(request.GET.get("against"))
+    if against is not None:
+        return _comparison(request, access, against)
     realm, from_ms, to_ms = _window(request)
     limit = parse_limit(query_uint(request.GET.get("limit", "")), default=RECORDS_DEFAULT_LIMIT,
                         maximum=RECORDS_MAX_LIMIT)
@@ -60,6 +64,20 @@ def changes(request: HttpRequest, access: Access) -> HttpResponse:
         "export": {fmt: f"changes.{fmt}?" + urlencode(state) for fmt in ("ndjson", "csv")},
     }
     return render_page(request, "memory_panel/changes.html", "memory_panel/changes.html", context)
+
+
+def _comparison(request: HttpRequest, access: Access, against: str) -> HttpResponse:
+    """Two realms compared by logical key, as they stand or at ``as_of`` (docs/history.md §6)."""
+    realm = parse_realm(request.GET.get("realm"))
+    realm = realm if realm is not None else chosen_realm(request)
+    if realm is None:
+        raise InvalidParams("realm is needed to compare it against another realm")
+    at_ms = parse_moment(request.GET.get("as_of"), "as_of")
+    limit = parse_limit(query_uint(request.GET.get("limit", "")), default=RECORDS_DEFAULT_LIMIT,
+                        maximum=RECORDS_MAX_LIMIT)
+    comparison = compare_realms(access=access, realm=realm, against=against, at_ms=at_ms, limit=limit)
+    context = {"comparison": comparison, "as_of_label": moment_label(at_ms) if at_ms is not None else None}
+    return render_page(request, "memory_panel/compare.html", "memory_panel/compare.html", context)
 
 
 def _every_change(request: HttpRequest, access: Access) -> Iterator[dict]:

@@ -18,6 +18,7 @@ from memory_panel.selectors.identities import identity_choice, known_identities
 from memory_panel.selectors.ledger import SUPPORTED_STORES, ledger_health, ledger_overview, parse_ledger_filters
 from memory_panel.selectors.legacy import legacy_markdown_files
 from memory_panel.selectors.recall import parse_recall_request, recall_preview
+from memory_panel.views.as_of import moment_asked, moment_label
 from memory_panel.views.realm_choice import chosen_realm
 from memory_panel.views.render import http_status, panel_view, render_page
 from memory_panel.visibility import may_read_ledger
@@ -64,7 +65,10 @@ def recall(request: HttpRequest, access: Access) -> HttpResponse:
     given = _given(request, ("identity", "query_text", "max_entries"))
     realm = chosen_realm(request)  # the header's realm choice; none: the realm holding the identity
     identity = identity_choice(access=access, realm=realm, typed=given.get("identity"))
+    at_ms = moment_asked(request)  # docs/history.md §4: what recall would have injected then
     context: dict = {
+        "as_of": request.GET.get("as_of", "").strip() if at_ms is not None else "",
+        "as_of_label": moment_label(at_ms) if at_ms is not None else "",
         "form": given,
         "realm": realm,
         "identity": identity,
@@ -77,7 +81,7 @@ def recall(request: HttpRequest, access: Access) -> HttpResponse:
         if (max_entries := query_uint(given.get("max_entries", ""))) is not None:
             params["max_entries"] = max_entries
         try:
-            context["preview"] = recall_preview(access=access, request=parse_recall_request(params))
+            context["preview"] = recall_preview(access=access, request=parse_recall_request(params), at_ms=at_ms)
         except PanelError as error:  # shown beside the form, as on the ledger page
             context["error"] = error.message
             status = http_status(error)

@@ -129,14 +129,6 @@ def test_anonymous_callers_get_no_moment(client, script: Script):
     assert response.status_code == 302
 
 
-def test_a_realm_too_large_to_replay_says_so(client, signed_in, script: Script, monkeypatch):
-    monkeypatch.setattr("memory_panel.store.history.HISTORY_MAX_RECORDS", 3)
-    signed_in()
-    response = client.get(RECORDS, {"as_of": script.between("create")})
-    assert response.status_code == 409
-    assert "it holds 4 records; the console replays the history of realms of at most 3" in response.content.decode()
-
-
 def test_each_timeline_event_links_to_the_realm_at_its_moment(client, signed_in, script: Script, settings):
     from mobkit_console.timeline.watcher import RealmWatcher
 
@@ -151,3 +143,24 @@ def test_each_timeline_event_links_to_the_realm_at_its_moment(client, signed_in,
     at_supersede = next(link for link in links if iso_ms(script.steps["supersede"]) in unquote(link))
     assert row_statuses(client.get(at_supersede).content.decode()) == {
         script.route_v1: "superseded", script.route_v2: "active"}
+
+
+def test_recall_preview_at_a_moment_chooses_from_the_records_active_then(client, signed_in, script: Script):
+    signed_in()
+    query = {"identity": LUKA, "query_text": "summit ridge"}
+
+    def recalled(as_of: str) -> set[str]:
+        response = client.get("/console/memory/recall/", {**query, "as_of": as_of})
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert 'name="as_of"' in page  # the form keeps the moment
+        ids = {script.route_v1, script.route_v2, script.rumour, script.released}
+        return {memory_id for memory_id in ids if f'title="{memory_id}"' in page}
+
+    assert recalled(script.before()) == set()
+    assert recalled(script.between("create")) == {script.route_v1}
+    assert recalled(script.between("supersede")) == {script.route_v2}
+    assert recalled(script.between("quarantine")) == {script.route_v2}  # a quarantined write is never recalled
+    assert recalled(script.between("release")) == {script.route_v2, script.released}
+    assert recalled(script.between("tombstone")) == {script.released}
+    assert client.get("/console/memory/recall/", {**query, "as_of": "yesterday"}).status_code == 400
