@@ -23,7 +23,7 @@ from django.db.models import Max
 
 from mobkit_console.timeline.models import TimelineEvent
 
-from .conditions import EVENT_TYPES, EventCondition, EventRow, Observation, StateCondition, condition_for, now_ms
+from .conditions import EVENT_TYPES, EventRow, Observation, StateCondition, condition_for, now_ms
 from .config import current_alert_rules
 from .delivery import deliveries_enqueue, deliveries_send_due
 from .models import AlertCursor, AlertState

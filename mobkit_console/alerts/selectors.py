@@ -60,17 +60,17 @@ def rule_preview(*, rule: AlertRule, now: int, days: int = PREVIEW_DAYS) -> Prev
     pending = deque(events)
     firing: set[str] = set()
     firings, first, last = 0, None, None
-    for moment in moments:
-        while pending and pending[0].timestamp_ms <= moment:
+    for at in moments:
+        while pending and pending[0].timestamp_ms <= at:
             inside.append(pending.popleft())
-        while inside and inside[0].timestamp_ms <= moment - window_ms:
+        while inside and inside[0].timestamp_ms <= at - window_ms:
             inside.popleft()
         keys = {observation.key for observation in condition.observe(rule, inside)}
         opened = keys - firing
         if opened:
             firings += len(opened)
-            first = first if first is not None else moment
-            last = moment
+            first = first if first is not None else at
+            last = at
         firing = keys
     return Preview(supported=True, firings=firings, first_ms=first, last_ms=last)
 
