@@ -91,9 +91,9 @@ def main() -> None:
     from memory_panel.store import daily_counts
     from memory_panel.views.charts import ChartSection
 
-    shutil.rmtree(daily_counts.daily_dir(), ignore_errors=True)
+    shutil.rmtree(daily_counts.DAILY_COUNTS.directory(), ignore_errors=True)
     started = time.perf_counter()
-    daily_counts.catch_up("big")
+    daily_counts.DAILY_COUNTS.catch_up("big")
     count_seconds = time.perf_counter() - started
     access = access_for(Caller(subject="bench@example.test"))
     selectors = {"holdings": charts.holdings_charts, "injections": charts.injection_charts,
@@ -111,11 +111,11 @@ def main() -> None:
 
     realm_bytes = sum(p.stat().st_size for p in root.glob("big.sqlite3*"))
     print(f"realm: {args.records:,} records, {realm_bytes / 2**20:.1f} MiB; first count of its history: {count_seconds:.1f} s")
-    print(f"daily counts: {daily_counts.index_size('big') / 2**10:.0f} KiB ({daily_counts.index_size('big') / realm_bytes:.3%} of the realm)")
+    print(f"daily counts: {daily_counts.DAILY_COUNTS.size('big') / 2**10:.0f} KiB ({daily_counts.DAILY_COUNTS.size('big') / realm_bytes:.3%} of the realm)")
     print("| chart set (90 days) | cold ms | warm ms (median) |")
     print("|---|---:|---:|")
     for name in [*selectors, "sparkline"]:
-        daily_counts._current_at.clear()
+        daily_counts.DAILY_COUNTS._current_at.clear()
         cold = draw(name)
         warm = statistics.median(draw(name) for _ in range(args.reps))
         print(f"| {name} | {cold:.1f} | {warm:.1f} |")

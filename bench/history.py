@@ -73,11 +73,11 @@ def main() -> None:
     if args.backfill:
         backfill()
 
-    history_file.history_path(REALM).unlink(missing_ok=True)
+    history_file.HISTORY.path(REALM).unlink(missing_ok=True)
     started = time.perf_counter()
-    history_file.catch_up(REALM)
+    history_file.HISTORY.catch_up(REALM)
     build_s = time.perf_counter() - started
-    realm_bytes, kept_bytes = realm_file.stat().st_size, history_file.history_size(REALM)
+    realm_bytes, kept_bytes = realm_file.stat().st_size, history_file.HISTORY.size(REALM)
     print(f"history file built in {build_s:.1f} s: {kept_bytes / 2**20:,.0f} MiB for a {realm_bytes / 2**20:,.0f} MiB "
           f"realm ({kept_bytes / realm_bytes:.0%})")
 
@@ -87,7 +87,7 @@ def main() -> None:
     with sqlite3.connect(f"file:{realm_file}?mode=ro", uri=True) as conn:
         newest_ms = conn.execute("SELECT MAX(applied_at_ms) FROM audit").fetchone()[0]
     # The Records page's cursor 90% of the way down at the moment: the keyset of the history file.
-    with sqlite3.connect(f"file:{history_file.history_path(REALM)}?mode=ro", uri=True) as conn:
+    with sqlite3.connect(f"file:{history_file.HISTORY.path(REALM)}?mode=ro", uri=True) as conn:
         deep = conn.execute("SELECT from_ms, memory_id FROM spans WHERE to_ms IS NULL"
                             " ORDER BY from_ms DESC, memory_id DESC LIMIT 1 OFFSET ?", (int(args.records * 0.9),)).fetchone()
     moment = iso(newest_ms + 1000)

@@ -11,23 +11,18 @@ record text, and a realm restored or replaced in place is counted again from the
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sqlite3
-import threading
 from collections import Counter
-from pathlib import Path
 
-from memory_panel import conf
 from memory_panel.store.changes import settled_signature
 from memory_panel.store.console_index.builds import BackgroundRuns
 from memory_panel.store.console_index.generations import readonly
-from memory_panel.store.realms import encode_path_segment, realm_path
+from memory_panel.store.followed_file import FollowedFile, read_meta, set_meta
+from memory_panel.store.realms import realm_path
 
 DAY_MS = 86_400_000
-# A request counts at most this many new feed rows itself; a larger backlog (a realm first seen,
+# A request counts at most ``FollowedFile.inline_rows`` new feed rows itself; a larger backlog (a realm first seen,
 # a restore) is counted in the background, a chunk per transaction, while pages draw what is counted.
-INLINE_ROWS = 20_000
 CHUNK_ROWS = 200_000
 SCHEMA_VERSION = "1"
 
@@ -108,19 +103,6 @@ WHERE i.injection_id > ? ORDER BY i.injection_id LIMIT ?
 # docs/panel-tabs.md §3: DEAD = injected at least this many times, never judged useful.
 DEAD_INJECTIONS = 3
 
-_creating = threading.Lock()
-# Per realm: the realm file's signature when its counts were last found current in this process.
-_current_at: dict[str, tuple] = {}
-
-
-def daily_dir() -> Path:
-    return conf.persistent_state() / "console" / "daily"
-
-
-def daily_path(realm: str) -> Path:
-    return daily_dir() / f"{encode_path_segment(realm)}.sqlite3"
-
-
 def counts_connection(realm: str) -> sqlite3.Connection | None:
     """The realm's daily counts, caught up with its feeds (or, for a large backlog, being caught up
     in the background); None when the realm has no file. The caller closes the connection."""
@@ -130,13 +112,9 @@ def counts_connection(realm: str) -> sqlite3.Connection | None:
     except FileNotFoundError:
         return None
     # A daily file deleted since (always safe, docs/charts.md §2) is counted again.
-    if signature is None or _current_at.get(realm) != signature or not daily_path(realm).exists():
-        if catch_up(realm, limit=INLINE_ROWS):
-            if signature is not None:
-                _current_at[realm] = signature
-        else:
-            _background.start(realm)
-    return _connect(daily_path(realm))
+    if not DAILY_COUNTS.caught_up(realm, signature):
+        _background.start(realm)
+    return DAILY_COUNTS.connect(realm)
 
 
 def counting(realm: str) -> bool:
@@ -144,63 +122,11 @@ def counting(realm: str) -> bool:
     return _background.is_running(realm)
 
 
-def index_size(realm: str) -> int:
-    """Bytes the realm's daily counts take (the file and its -wal)."""
-    path = daily_path(realm)
-    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if p.exists())
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    if not path.exists():
-        _create(path)
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    # Counted again from the realm whenever in doubt, so a count need not wait for fsync.
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
-
-
-def _create(path: Path) -> None:
-    """A new daily file, complete (schema, WAL) before it appears under its name: a connection that
-    finds it half made, or switching journal modes under another, would fail as "locked"."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _creating, open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others find it made
-        if path.exists():
-            return
-        making = Path(f"{path}.partial")
-        making.unlink(missing_ok=True)
-        conn = sqlite3.connect(making, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-        finally:
-            conn.close()
-        os.replace(making, path)
-
-
-def catch_up(realm: str, *, limit: int | None = None) -> bool:
-    """Count the feed rows past the marks, a chunk per transaction; False when more than ``limit``
-    rows are behind (nothing is counted then: the background run does it)."""
-    conn = _connect(daily_path(realm))
-    try:
-        while True:
-            done = _catch_up_chunk(conn, realm, limit)
-            if done is not None:
-                return done
-            limit = None  # the first chunk was within the limit: the rest is counted too
-    finally:
-        conn.close()
-
-
 def _count_backlog(realm: str) -> None:
-    catch_up(realm)
+    DAILY_COUNTS.catch_up(realm)
 
 
 _background = BackgroundRuns("daily counts", _count_backlog)
-
-
-def _meta(conn: sqlite3.Connection) -> dict[str, str]:
-    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
 def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> bool | None:
@@ -210,7 +136,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
         source.execute("BEGIN")  # one snapshot of the realm for this chunk
         conn.execute("BEGIN IMMEDIATE")  # marks read and moved under one write lock: processes serialize
         try:
-            meta = _meta(conn)
+            meta = read_meta(conn)
             stat = path.stat()
             identity = f"{stat.st_dev}:{stat.st_ino}"
             audit_mark, injection_mark = int(meta.get("audit_high_water", 0)), int(meta.get("injection_high_water", 0))
@@ -258,12 +184,7 @@ def _start_over(conn: sqlite3.Connection, identity: str) -> None:
     for table in ("meta", "scopes", "record_days", "verdict_waits", "injection_days", "usage_days",
                   "dream_op_days", "dream_run_days"):
         conn.execute(f"DELETE FROM {table}")
-    _set_meta(conn, schema_version=SCHEMA_VERSION, realm_file=identity)
-
-
-def _set_meta(conn: sqlite3.Connection, **values: object) -> None:
-    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     [(key, str(value)) for key, value in values.items()])
+    set_meta(conn, schema_version=SCHEMA_VERSION, realm_file=identity)
 
 
 def same_audit_row(source: sqlite3.Connection, audit_id: int, token: str) -> bool:
@@ -318,7 +239,7 @@ def _count_audit(conn: sqlite3.Connection, source: sqlite3.Connection, after: in
     _add_dream_ops(conn, ops)
     conn.executemany("INSERT OR IGNORE INTO dream_run_days VALUES (?, ?)", sorted(runs))
     token = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (upto,)).fetchone()
-    _set_meta(conn, audit_high_water=upto, audit_token=token[0] if token else "")
+    set_meta(conn, audit_high_water=upto, audit_token=token[0] if token else "")
 
 
 def _add_dream_ops(conn: sqlite3.Connection, ops: Counter[tuple[int, str]]) -> None:
@@ -353,7 +274,7 @@ def _count_injections(conn: sqlite3.Connection, source: sqlite3.Connection, afte
         "INSERT INTO usage_days VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET records = records + excluded.records",
         [(*key, count) for key, count in usage.items()],
     )
-    _set_meta(conn, injection_high_water=mark)
+    set_meta(conn, injection_high_water=mark)
     return mark
 
 
@@ -366,7 +287,7 @@ def _count_dream_runs(conn: sqlite3.Connection, source: sqlite3.Connection, sinc
     ).fetchall()
     conn.executemany("INSERT OR IGNORE INTO dream_run_days VALUES (?, ?)", [(day, str(run)) for day, run, _ in rows])
     newest = max((done for _, _, done in rows if isinstance(done, int)), default=since_ms)
-    _set_meta(conn, dream_runs_from=newest)
+    set_meta(conn, dream_runs_from=newest)
 
 
 def realm_clock_day(conn: sqlite3.Connection) -> int | None:
@@ -380,3 +301,7 @@ def realm_clock_day(conn: sqlite3.Connection) -> int | None:
 
 def scope_names(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
     return {number: (kind, key) for number, kind, key in conn.execute("SELECT scope, scope_kind, scope_key FROM scopes")}
+
+
+# Defined last: it names the chunk above.
+DAILY_COUNTS = FollowedFile("daily", _SCHEMA, _catch_up_chunk)

@@ -14,17 +14,12 @@ statuses and numbers, never record text.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
-from pathlib import Path
 
-from memory_panel import conf
 from memory_panel.errors import HistoryUnavailable, RealmIndexing
 from memory_panel.store.changes import settled_signature
 from memory_panel.store.console_index.builds import BackgroundRuns
@@ -32,12 +27,12 @@ from memory_panel.store.console_index.generations import readonly
 from memory_panel.store.console_index.progress import BuildProgress
 from memory_panel.store.daily_counts import ScopeNumbers, has_column, same_audit_row
 from memory_panel.store.history import Change, audit_sql, older_format, op_changes
-from memory_panel.store.realms import encode_path_segment, realm_path
+from memory_panel.store.followed_file import FollowedFile, read_meta, set_meta
+from memory_panel.store.realms import realm_path
 
 HISTORY_INDEX = "realm-history"
-# A request replays at most this many new audit rows itself; a larger backlog is replayed in the
-# background, a chunk per transaction, and the pages at a moment wait for it (RealmIndexing).
-INLINE_ROWS = 20_000
+# A request replays at most ``FollowedFile.inline_rows`` new audit rows itself; a larger backlog is
+# replayed in the background, a chunk per transaction, and the pages at a moment wait for it (RealmIndexing).
 CHUNK_ROWS = 100_000
 SCHEMA_VERSION = "1"
 
@@ -66,9 +61,6 @@ _DELTA_SQL = ("INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT D
               " records = records + excluded.records, body_bytes = body_bytes + excluded.body_bytes")
 _SPAN_COLUMNS = "from_ms, memory_id, to_ms, change, status, detail, other_id, scope, kind, ever_q, body_bytes"
 
-_creating = threading.Lock()
-# Per realm: the realm file's signature when its history was last found current in this process.
-_current_at: dict[str, tuple] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,20 +100,6 @@ class Group:
     body_bytes: int
 
 
-def history_dir() -> Path:
-    return conf.persistent_state() / "console" / "history"
-
-
-def history_path(realm: str) -> Path:
-    return history_dir() / f"{encode_path_segment(realm)}.sqlite3"
-
-
-def history_size(realm: str) -> int:
-    """Bytes the realm's history file takes (the file and its -wal)."""
-    path = history_path(realm)
-    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if p.exists())
-
-
 class History:
     """A realm's kept history, current with its file; read with the methods below, then ``close``."""
 
@@ -129,7 +107,7 @@ class History:
         self.realm = realm
         self.conn = conn
         self.scopes = {number: (kind, key) for number, kind, key in conn.execute("SELECT * FROM scopes")}
-        self.mark = _meta(conn).get("next_seq", "0")
+        self.mark = read_meta(conn).get("next_seq", "0")
 
     def close(self) -> None:
         self.conn.close()
@@ -256,16 +234,12 @@ def realm_history(realm: str) -> History:
     if _background.is_running(realm):  # its chunks hold the file's write lock: no catch-up waits on them
         raise RealmIndexing(realm, replay_progress(realm))
     signature = settled_signature(realm_path(realm))
-    if signature is None or _current_at.get(realm) != signature or not history_path(realm).exists():
-        if catch_up(realm, limit=INLINE_ROWS):
-            if signature is not None:
-                _current_at[realm] = signature
-        else:
-            _background.start(realm)
-            if not catch_up(realm, limit=0):  # the background run may have finished already (tests run it inline)
-                raise RealmIndexing(realm, replay_progress(realm))
-    conn = _connect(history_path(realm))
-    problem = _meta(conn).get("problem")
+    if not HISTORY.caught_up(realm, signature):
+        _background.start(realm)
+        if not HISTORY.catch_up(realm, limit=0):  # the background run may have finished already (tests run it inline)
+            raise RealmIndexing(realm, replay_progress(realm))
+    conn = HISTORY.connect(realm)
+    problem = read_meta(conn).get("problem")
     if problem:
         conn.close()
         raise HistoryUnavailable(realm, problem)
@@ -279,9 +253,9 @@ def replay_progress(realm: str) -> BuildProgress:
     """How far along the replay is: audit rows replayed of the realm's."""
     with readonly(realm_path(realm)) as source:
         newest = source.execute("SELECT COALESCE(MAX(audit_id), 0) FROM audit").fetchone()[0]
-    conn = _connect(history_path(realm))
+    conn = HISTORY.connect(realm)
     try:
-        done = int(_meta(conn).get("audit_high_water", 0))
+        done = int(read_meta(conn).get("audit_high_water", 0))
     finally:
         conn.close()
     started = _started.setdefault(realm, time.time())
@@ -289,65 +263,15 @@ def replay_progress(realm: str) -> BuildProgress:
                          done / newest if newest else 0.0, started, time.time())
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    if not path.exists():
-        _create(path)
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    # Replayed again from the realm whenever in doubt, so a write need not wait for fsync.
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
-
-
-def _create(path: Path) -> None:
-    """A new history file, complete (schema, WAL) before it appears under its name."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _creating, open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others find it made
-        if path.exists():
-            return
-        making = Path(f"{path}.partial")
-        making.unlink(missing_ok=True)
-        conn = sqlite3.connect(making, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-        finally:
-            conn.close()
-        os.replace(making, path)
-
-
-def catch_up(realm: str, *, limit: int | None = None) -> bool:
-    """Replay the audit rows past the mark, a chunk per transaction; False when more than ``limit``
-    rows are behind (nothing is replayed then: the background run does it)."""
-    conn = _connect(history_path(realm))
-    try:
-        while True:
-            done = _catch_up_chunk(conn, realm, limit)
-            if done is not None:
-                return done
-            limit = None  # the first chunk was within the limit: the rest is replayed too
-    finally:
-        conn.close()
-
-
 def _replay_backlog(realm: str) -> None:
     _started[realm] = time.time()
     try:
-        catch_up(realm)
+        HISTORY.catch_up(realm)
     finally:
         _started.pop(realm, None)
 
 
 _background = BackgroundRuns("history replay", _replay_backlog)
-
-
-def _meta(conn: sqlite3.Connection) -> dict[str, str]:
-    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
-
-
-def _set_meta(conn: sqlite3.Connection, **values: object) -> None:
-    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     [(key, str(value)) for key, value in values.items()])
 
 
 def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> bool | None:
@@ -357,7 +281,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
         source.execute("BEGIN")  # one snapshot of the realm for this chunk
         conn.execute("BEGIN IMMEDIATE")  # the mark read and moved under one write lock: processes serialize
         try:
-            meta = _meta(conn)
+            meta = read_meta(conn)
             stat = path.stat()
             identity = f"{stat.st_dev}:{stat.st_ino}"
             mark = int(meta.get("audit_high_water", 0))
@@ -368,7 +292,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
                 # docs/history.md §3.1: the history kept is not this file's (replaced, restored): replay it again.
                 for table in _TABLES:
                     conn.execute(f"DELETE FROM {table}")
-                _set_meta(conn, schema_version=SCHEMA_VERSION, realm_file=identity)
+                set_meta(conn, schema_version=SCHEMA_VERSION, realm_file=identity)
                 meta, mark = {}, 0
             behind = newest - mark
             if limit is not None and behind > limit:
@@ -382,7 +306,7 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
             if upto == newest and "problem" not in meta:
                 problem = _disagreement(conn, source, None if mark == 0 else touched)
                 if problem:
-                    _set_meta(conn, problem=problem)
+                    set_meta(conn, problem=problem)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -450,7 +374,7 @@ def _replay_chunk(conn: sqlite3.Connection, source: sqlite3.Connection, meta: di
     conn.executemany(_DELTA_SQL.format(table="deltas"), [(*key, *value) for key, value in deltas.items()])
     conn.executemany(_DELTA_SQL.format(table="day_deltas"), [(*key, *value) for key, value in days.items()])
     token = source.execute("SELECT stage_token FROM audit WHERE audit_id = ?", (upto,)).fetchone()
-    _set_meta(conn, audit_high_water=upto, audit_token=token[0] if token else "", next_seq=seq, last_ms=last_ms,
+    set_meta(conn, audit_high_water=upto, audit_token=token[0] if token else "", next_seq=seq, last_ms=last_ms,
               records=records)
     return set(pending)
 
@@ -474,7 +398,7 @@ def _disagreement(conn: sqlite3.Connection, source: sqlite3.Connection, touched:
     missing = sum(1 for memory_id, _, _ in realm_rows if standing.get(memory_id) is None)
     if touched is not None:
         held = source.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-        missing = max(missing, held - int(_meta(conn).get("records", 0)))
+        missing = max(missing, held - int(read_meta(conn).get("records", 0)))
     if missing:
         return f"{missing} record(s) have no audit row of their write (audit rows missing)"
     differ = [memory_id for memory_id, status, detail in realm_rows
@@ -489,3 +413,7 @@ def _standing(conn: sqlite3.Connection, memory_id: str) -> tuple[str, str | None
     row = conn.execute("SELECT status, detail FROM spans WHERE memory_id = ? ORDER BY seq DESC LIMIT 1",
                        (memory_id,)).fetchone()
     return (row[0], row[1]) if row else None
+
+
+# Defined last: it names the chunk above.
+HISTORY = FollowedFile("history", _SCHEMA, _catch_up_chunk)

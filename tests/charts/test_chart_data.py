@@ -170,7 +170,7 @@ def test_counts_follow_new_writes(dated_realm, realm_writer, access_under):
     got = by_id(charts.holdings_charts(access=access, realm="dated", days=DAYS))["records-by-status"]
 
     assert {s.key: s.values[-1] for s in got.series}["created"] == 2
-    with daily_counts._connect(daily_counts.daily_path("dated")) as conn:
+    with daily_counts.DAILY_COUNTS.connect("dated") as conn:
         assert conn.execute("SELECT SUM(records) FROM record_days WHERE event = 'created'").fetchone()[0] == 9
 
 
@@ -179,7 +179,7 @@ def test_a_realm_restored_in_place_is_counted_again(dated_realm, realm_writer, a
 
     access = access_under("open")
     charts.holdings_charts(access=access, realm="dated", days=DAYS)
-    with daily_counts._connect(daily_counts.daily_path("dated")) as conn:
+    with daily_counts.DAILY_COUNTS.connect("dated") as conn:
         conn.execute("UPDATE meta SET value = 'another' WHERE key = 'audit_token'")
         conn.execute("UPDATE record_days SET records = records + 100")
 
@@ -198,7 +198,7 @@ def test_counted_in_small_chunks_the_counts_are_the_same(dated_realm, access_und
     from memory_panel.store import daily_counts
 
     settings.MOBKIT_REALM_INDEX_BACKGROUND = False  # the backlog's count runs in this thread
-    monkeypatch.setattr(daily_counts, "INLINE_ROWS", 1)  # every count a backlog, run in chunks
+    monkeypatch.setattr(daily_counts.DAILY_COUNTS, "inline_rows", 1)  # every count a backlog, run in chunks
     monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
     access = access_under("reviewer")
 
@@ -218,7 +218,7 @@ def test_deleting_the_daily_counts_counts_them_again(dated_realm, access_under):
 
     access = access_under("open")
     charts.holdings_charts(access=access, realm="dated", days=DAYS)
-    shutil.rmtree(daily_counts.daily_dir())
+    shutil.rmtree(daily_counts.DAILY_COUNTS.directory())
 
     status = by_id(charts.holdings_charts(access=access, realm="dated", days=DAYS))["records-by-status"]
 
@@ -240,7 +240,7 @@ def test_a_backlog_counted_in_the_background_ends_exact(dated_realm, access_unde
     from memory_panel.store import daily_counts
 
     settings.MOBKIT_REALM_INDEX_BACKGROUND = True
-    monkeypatch.setattr(daily_counts, "INLINE_ROWS", 1)
+    monkeypatch.setattr(daily_counts.DAILY_COUNTS, "inline_rows", 1)
     monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
     access = access_under("open")
     charts.holdings_charts(access=access, realm="dated", days=DAYS)  # starts the count; draws what is counted
@@ -261,7 +261,7 @@ def test_counts_caught_up_at_once_by_many_threads_count_each_row_once(dated_real
 
     monkeypatch.setattr(daily_counts, "CHUNK_ROWS", 2)
     with ThreadPoolExecutor(4) as pool:
-        assert all(pool.map(lambda _: daily_counts.catch_up("dated"), range(4)))
+        assert all(pool.map(lambda _: daily_counts.DAILY_COUNTS.catch_up("dated"), range(4)))
 
     got = by_id(charts.holdings_charts(access=access_under("open"), realm="dated", days=DAYS))["records-by-status"]
     assert {s.key: s.values for s in got.series} == expected_flows(dated_realm, "open")

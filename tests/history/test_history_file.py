@@ -18,7 +18,7 @@ from memory_panel.store import history_file
 from memory_panel.store.console_index.builds import BackgroundRuns
 from memory_panel.store.history import Change, audit_sql, op_changes
 from memory_panel.store.realms import realm_path
-from tests.support.history import HOUR_MS, LUKA, REALM, START, Script, iso, row_statuses, write_script
+from tests.support.history import HOUR_MS, LUKA, REALM, START, Script, iso, row_statuses
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_new_writes_are_caught_up_not_replayed_again(client, signed_in, script: 
     signed_in()
     later = iso(script.steps["tombstone"] + 10 * HOUR_MS)
     before = row_statuses(client.get(RECORDS, {"as_of": later}).content.decode())
-    path = history_file.history_path(REALM)
+    path = history_file.HISTORY.path(REALM)
     spans_before = _spans(path)
     clock = ManualClock(script.steps["tombstone"] + HOUR_MS)
     with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
@@ -157,7 +157,7 @@ def test_keyset_pages_neither_skip_nor_repeat(client, signed_in, agent_memory_di
 def test_a_large_backlog_is_replayed_in_the_background_and_the_page_says_so(client, signed_in, script: Script,
                                                                             settings, monkeypatch):
     settings.MOBKIT_REALM_INDEX_BACKGROUND = True
-    monkeypatch.setattr(history_file, "INLINE_ROWS", 2)
+    monkeypatch.setattr(history_file.HISTORY, "inline_rows", 2)
     # A replay that has not got anywhere yet: what a page sees while a large realm is replayed.
     monkeypatch.setattr(history_file, "_background", BackgroundRuns("history replay", lambda realm: None))
     signed_in()
@@ -166,7 +166,7 @@ def test_a_large_backlog_is_replayed_in_the_background_and_the_page_says_so(clie
     page = response.content.decode()
     assert "is being indexed" in page and "replaying the audit rows (0 of 6 rows copied)" in page
     assert response["Retry-After"]
-    monkeypatch.setattr(history_file, "INLINE_ROWS", 20_000)
+    monkeypatch.setattr(history_file.HISTORY, "inline_rows", 20_000)
     assert client.get(RECORDS, {"as_of": script.between("create"), "realm": REALM}).status_code == 200
 
 
