@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from access.caller import Access, Caller, access_for
+from access.caller import Access, Caller, access_as, access_for
 from memory_panel.selectors.named_records import record_titles
 
 from .conditions import Observation, RecordRef
@@ -21,8 +21,8 @@ def subject_access(as_subject: str) -> Access:
     """The access of a subject, or of a bare member of the access.toml group of that name."""
     access = access_for(Caller(subject=as_subject))
     if as_subject in access.config.groups:
-        return Access(subject=None, groups=frozenset({as_subject}), enforced=access.enforced, is_admin=False,
-                      config=access.config, revision=access.revision, available=access.available)
+        # A member vouched for that group alone, decided as a sign-in's vouched groups are (docs/access.md §2.7).
+        return access_as(access, Caller(vouched_groups=frozenset({as_subject})))
     return access
 
 
