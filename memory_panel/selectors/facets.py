@@ -116,7 +116,7 @@ def _add(facets: Facets, access: Access, filters: RecordFilter, rows: list[tuple
     ``record_visible`` per counter."""
     scope_ok = scope_checker(access)
     for realm, scope_kind, scope_key, status, kind, trust, author, reviewer_only, records in rows:
-        if not filters.admits(scope_kind, scope_key, status, kind, trust):
+        if not filters.admits(scope_kind, scope_key, status, kind, trust, author):
             continue
         if reviewer_only and filters.hide_reviewer_only:
             continue

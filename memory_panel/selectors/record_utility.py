@@ -72,7 +72,7 @@ def _direct_entries(
     """The utility order of a realm without an index: every key computed, the next ``limit`` kept."""
     rows = (
         (key, memory_id, kind, scope_key)
-        for key, memory_id, kind, scope_key, status, record_kind, trust in utility_rows(realm_cursor(realm))
-        if (after is None or key > after) and filters.admits(kind, scope_key, status, record_kind, trust)
+        for key, memory_id, kind, scope_key, status, record_kind, trust, author in utility_rows(realm_cursor(realm))
+        if (after is None or key > after) and filters.admits(kind, scope_key, status, record_kind, trust, author)
     )
     return heapq.nsmallest(limit, rows)

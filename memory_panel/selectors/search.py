@@ -54,7 +54,7 @@ class SearchPage:
 
 def query_digest(query: SearchQuery, filters: RecordFilter, realm: str | None) -> str:
     """What a search cursor is bound to: a cursor resumes only the walk that produced it."""
-    key = repr((query.terms, filters, realm))
+    key = repr((query.terms, filters, realm, *([filters.author] if filters.author is not None else [])))
     return hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
 
 

@@ -40,12 +40,13 @@ from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, realm_path
 from memory_panel.store.record_filter import RecordFilter
 from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.search_index import AUTHOR_KIND, TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
+from memory_panel.store.records import AUTHOR_KIND, author_code, author_code_sql
+from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.all_realms_index")
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 CACHE_KIB = 16_384
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -62,7 +63,7 @@ _SCHEMA = (
     # them), and gets a new, higher one when its text changes, as in a realm's own search index.
     "CREATE TABLE docs (doc INTEGER PRIMARY KEY AUTOINCREMENT, realm INTEGER NOT NULL, entry INTEGER NOT NULL,"
     " memory_id NOT NULL, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL,"
-    " updated_at_ms NOT NULL, text_hash BLOB NOT NULL)",
+    " updated_at_ms NOT NULL, text_hash BLOB NOT NULL, author INTEGER NOT NULL)",
     "CREATE UNIQUE INDEX docs_realm_entry ON docs (realm, entry)",
     f"CREATE VIRTUAL TABLE text USING fts5(title, body, tags, tokenize='{TOKENIZER}')",
     # Columns holding a realm's own values have no declared type: a hand-edited number stays a number.
@@ -71,7 +72,10 @@ _SCHEMA = (
     "CREATE TABLE entries (realm INTEGER NOT NULL, memory_id NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " created_at_ms, scope_kind, scope_key, status, kind, trust, reviewer_only INTEGER NOT NULL,"
     " title, description, tags, provenance, status_detail, supersedes, derived_from, working_set_rank,"
-    " content_hash, usage_stats, ever_quarantined, body_bytes, updated_raw)",
+    " content_hash, usage_stats, ever_quarantined, body_bytes, updated_raw,"
+    # The author kind's code (``store.records.author_code``), in entries and docs alike: what the
+    # Records page's author filter compares, a byte a row (docs/realm-index.md §11).
+    " author INTEGER NOT NULL)",
     # The promotions waiting at the gate (the quarantine queue's second list), as the realm holds them.
     "CREATE TABLE promotions (realm INTEGER NOT NULL, pending_id, record_id, scope_kind, scope_key, rationale,"
     " status, created_at_ms)",
@@ -93,8 +97,8 @@ _NOW_ENTRIES = (
     " (r.status_kind = 'quarantined' OR (r.status_kind = 'tombstoned' AND {ever})) AS reviewer_only,"
     " r.title, r.description, r.tags, r.provenance, r.status_detail, r.supersedes, r.derived_from,"
     " r.working_set_rank, r.content_hash, r.usage_stats, {ever_column} AS ever_quarantined,"
-    " LENGTH(CAST(r.body AS BLOB)) AS body_bytes, r.updated_at_ms AS updated_raw"
-    " FROM realm.records r"
+    " LENGTH(CAST(r.body AS BLOB)) AS body_bytes, r.updated_at_ms AS updated_raw,"
+    f" {author_code_sql(AUTHOR_KIND)} AS author FROM realm.records r"
 )
 # The list row's columns as ``decode_record`` names them, and where the index keeps each.
 _ROW_COLUMNS = (
@@ -108,7 +112,7 @@ _ROW_COLUMNS = (
 _ENTRY_COLUMNS = (
     "updated_at_ms", "created_at_ms", "scope_kind", "scope_key", "status", "kind", "trust", "reviewer_only",
     "title", "description", "tags", "provenance", "status_detail", "supersedes", "derived_from", "working_set_rank",
-    "content_hash", "usage_stats", "ever_quarantined", "body_bytes", "updated_raw",
+    "content_hash", "usage_stats", "ever_quarantined", "body_bytes", "updated_raw", "author",
 )
 _SAME_ENTRY = " AND ".join(["n.memory_id = e.memory_id", *(f"n.{c} IS e.{c}" for c in _ENTRY_COLUMNS)])
 _DELETE_MOVED = (
@@ -234,6 +238,9 @@ class AllRealmsIndex:
             args += filters.hidden_scope_kinds
         if filters.hide_reviewer_only:
             where.append("reviewer_only = 0")
+        if filters.author is not None:
+            where.append("author = ?")
+            args.append(author_code(filters.author))
         if filters.scopes is not None:
             if not filters.scopes:
                 where.append("0")
@@ -405,11 +412,12 @@ def _copy(
     return number, stored, listed, min_rows
 
 
-_DOC_KEYS = "memory_id, scope_kind, scope_key, status, kind, trust, reviewer_only, updated_at_ms"
+_DOC_KEYS = "memory_id, scope_kind, scope_key, status, kind, trust, reviewer_only, updated_at_ms, author"
 # What the realm holds now, one row per record, as a document of it.
 _NOW_DOCS = (
     "CREATE TEMP TABLE now_docs AS SELECT r.entry, r.memory_id, r.scope_kind, r.scope_key, r.status_kind AS status,"
-    " r.kind, r.trust, r.reviewer_only, r.updated_at_ms, r.digest FROM ({rows}) r"
+    f" r.kind, r.trust, r.reviewer_only, r.updated_at_ms, r.digest, {author_code_sql('r.author')} AS author"
+    " FROM ({rows}) r"
 )
 # Documents whose record is gone, moved to another rowid, or whose text changed.
 _CHANGED = (
@@ -438,7 +446,8 @@ def _copy_documents(conn: sqlite3.Connection, name: str, number: int, stored: st
             first_new = conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
             conn.execute(
                 f"INSERT INTO docs (realm, entry, {_DOC_KEYS}, text_hash) SELECT ?, n.entry, n.memory_id, n.scope_kind,"
-                " n.scope_key, n.status, n.kind, n.trust, n.reviewer_only, n.updated_at_ms, n.digest FROM temp.now_docs n"
+                " n.scope_key, n.status, n.kind, n.trust, n.reviewer_only, n.updated_at_ms, n.author, n.digest"
+                " FROM temp.now_docs n"
                 " WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.realm = ? AND d.entry = n.entry) ORDER BY n.entry",
                 (number, number),
             )

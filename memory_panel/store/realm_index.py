@@ -82,6 +82,7 @@ from memory_panel.store.console_index.numbering import (
 )
 from memory_panel.store.realms import realm_exists, realm_path
 from memory_panel.store.record_filter import RecordFilter
+from memory_panel.store.records import AUTHOR_KIND, author_code, author_code_sql
 from memory_panel.store.request_memo import once_per_request
 from memory_panel.store.tile_facts import fact_rows, usage_sql
 from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
@@ -89,7 +90,7 @@ from memory_panel.store.utility import USAGE_COLUMNS, utility_rank_of
 logger = logging.getLogger("memory_panel.store.realm_index")
 
 # Bumped whenever the index's tables change: a generation of another version is rebuilt.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 RANK_BYTES = 26  # a utility rank (memory_panel/cursor.py) is below 10**61 < 2**208
 
 # docs/realm-index.md §3. Columns holding a realm's own values have no declared type, so a value
@@ -99,7 +100,9 @@ _SCHEMA = (
     *NUMBERING_SCHEMA,
     "CREATE TABLE entries (entry INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, updated_at_ms INTEGER NOT NULL,"
     " created_at_ms NOT NULL, scope_kind INTEGER NOT NULL, scope INTEGER NOT NULL, status INTEGER NOT NULL,"
-    " kind INTEGER NOT NULL, trust INTEGER NOT NULL, supersedes, body_chars NOT NULL, injected, useful, utility BLOB)",
+    " kind INTEGER NOT NULL, trust INTEGER NOT NULL, supersedes, body_chars NOT NULL, injected, useful, utility BLOB,"
+    # The author kind's code (``store.records.author_code``): a byte a row, where the text would be many.
+    " author INTEGER NOT NULL)",
     "CREATE TABLE holdings (scope INTEGER NOT NULL, status INTEGER NOT NULL, records INTEGER NOT NULL,"
     " body_chars INTEGER NOT NULL, PRIMARY KEY (scope, status)) WITHOUT ROWID",
     "CREATE TABLE steward_audit (audit_id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL)",
@@ -127,7 +130,8 @@ _INDEXES = (
 # What the index keeps of one records row, in this order (the realm's rowid first).
 _SOURCE_COLUMNS = (
     f"r.rowid, r.memory_id, {ORDER_MS}, r.created_at_ms, r.scope_kind, r.scope_key, r.status_kind, r.kind,"
-    f" r.trust, r.supersedes, LENGTH(r.body), {USAGE_COLUMNS}, LENGTH(CAST(r.body AS BLOB))"
+    f" r.trust, r.supersedes, LENGTH(r.body), {USAGE_COLUMNS}, LENGTH(CAST(r.body AS BLOB)),"
+    f" {author_code_sql(AUTHOR_KIND)}"
 )
 _STEWARD_AUDIT = (
     "SELECT audit_id, memory_id FROM {db}.audit WHERE audit_id > ? AND memory_id IS NOT NULL"
@@ -139,11 +143,12 @@ _STEWARD_AUDIT = (
 _COPY_ENTRIES = (
     "INSERT INTO entries SELECT r.rowid, r.memory_id, r.updated, r.created_at_ms, s.kind_label, s.scope, st.label,"
     " k.label, t.label, r.supersedes, r.chars, r.injected, r.useful,"
-    " CASE WHEN r.injected IS 0 THEN NULL ELSE utility_rank(r.injected, r.useful, r.body_bytes, r.updated) END"
+    " CASE WHEN r.injected IS 0 THEN NULL ELSE utility_rank(r.injected, r.useful, r.body_bytes, r.updated) END,"
+    " r.author"
     f" FROM (SELECT r.rowid AS rowid, r.memory_id, {ORDER_MS} AS updated, r.created_at_ms, r.scope_kind, r.scope_key,"
     " r.status_kind, r.kind, r.trust, r.supersedes, LENGTH(r.body) AS chars,"
     f" {usage_sql('injected_count')} AS injected, {usage_sql('judged_useful_count')} AS useful,"
-    " LENGTH(CAST(r.body AS BLOB)) AS body_bytes"
+    f" LENGTH(CAST(r.body AS BLOB)) AS body_bytes, {author_code_sql(AUTHOR_KIND)} AS author"
     f" FROM {REALM}.records r WHERE r.rowid > ? AND r.rowid <= ?) r {NUMBERED_REALM_ROW} ORDER BY r.rowid"
 )
 # An entry's scope as text, for the rows a page returns.
@@ -317,6 +322,9 @@ class RealmIndex(GenerationReader):
         if filters.hide_reviewer_only:
             # An entry has no ever_quarantined: the row check leaves out the retired evidence.
             numbered.exclude("status", ["quarantined"])
+        if filters.author is not None:  # a row filter on the order walked, as kind and trust are
+            numbered.where.append("e.author = ?")
+            numbered.args.append(author_code(filters.author))
         return numbered.where, numbered.args
 
 
@@ -439,13 +447,13 @@ def _known_small(path: Path) -> bool:
 
 def _entry(numbering: Numbering, row: tuple) -> tuple:
     """The ``entries`` row of one ``_SOURCE_COLUMNS`` row."""
-    rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *usage = row
-    injected, useful, body_bytes = usage
+    rowid, memory_id, updated, created, scope_kind, scope_key, status, kind, trust, supersedes, chars, *rest = row
+    injected, useful, body_bytes, author = rest
     kind_label = numbering.label(scope_kind)
     return (
         rowid, memory_id, updated, created, kind_label, numbering.scope(kind_label, scope_key), numbering.label(status),
         numbering.label(kind), numbering.label(trust), supersedes, chars, injected, useful,
-        _utility_rank(injected, useful, body_bytes, updated),
+        _utility_rank(injected, useful, body_bytes, updated), author,
     )
 
 

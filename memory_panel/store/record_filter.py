@@ -34,6 +34,10 @@ class RecordFilter:
     # them so keyset pages stay full; the RPC never sets them, keeping MobKit's params exact.
     kind: str | None = None
     trust: str | None = None
+    # The Records page's author kind (``store.records.AUTHOR_KINDS``), the console's alone. Out of
+    # the repr while unset, as every cursor issued before it existed was bound without it
+    # (``selectors.search.query_digest`` adds it when set).
+    author: str | None = field(default=None, repr=False)
     # Scope kinds no grant of the caller could reveal (``visibility.hidden_scope_kinds``).
     hidden_scope_kinds: tuple[str, ...] = field(default=(), repr=False)
     # The caller may not read reviewer-only rows: quarantined ones and retired quarantine evidence
@@ -64,14 +68,15 @@ class RecordFilter:
             and scope_kind not in self.hidden_scope_kinds
         )
 
-    def admits(self, scope_kind: Any, scope_key: Any, status: Any, kind: Any, trust: Any) -> bool:
-        """Does a row with these values pass, as the realm index would decide it?"""
+    def admits(self, scope_kind: Any, scope_key: Any, status: Any, kind: Any, trust: Any, author: Any) -> bool:
+        """Does a row with these values (``author`` its author kind) pass, as the realm index would decide it?"""
         return (
             self.admits_scope(scope_kind, scope_key)
             and (self.scopes is None or (scope_kind, scope_key) in self.scopes)
             and self.status in (None, status)
             and self.kind in (None, kind)
             and self.trust in (None, trust)
+            and self.author in (None, author)
             and not (self.hide_reviewer_only and status == "quarantined")
         )
 

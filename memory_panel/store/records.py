@@ -20,6 +20,9 @@ SCOPE_ORDER = {kind: index for index, kind in enumerate(SCOPE_KINDS)}
 STATUS_KINDS = ("active", "quarantined", "superseded", "tombstoned")
 MEMORY_KINDS = ("preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference")
 TRUST_TIERS = ("untrusted", "agent_observed", "agent_verified", "application", "operator")
+# MemoryAuthor's tags (docs/store-format.md §3), then what ``_decode_provenance`` reads when the
+# provenance names none: the author kinds the Records page filters and counts by.
+AUTHOR_KINDS = ("operator", "application", "agent", "steward", "distiller", "unknown")
 USAGE_KEYS = (
     ("injected_count", "last_injected_at_ms"),
     ("explicit_recall_count", "last_recalled_at_ms"),
@@ -33,6 +36,30 @@ RECORD_COLUMNS = (
     "working_set_rank", "content_hash", "created_at_ms", "updated_at_ms", "usage_stats",
 )
 LIST_COLUMNS = tuple(c for c in RECORD_COLUMNS if c != "body")
+
+
+def author_kind_sql(provenance: str) -> str:
+    """The record's author kind as ``_decode_provenance`` reads it, as SQL on the ``provenance`` column
+    named: its ``author.author``, or "unknown" when the provenance is not an object holding one."""
+    return (
+        f"CASE WHEN json_valid({provenance}) AND json_type({provenance}, '$.author') = 'object'"
+        f" AND json_type({provenance}, '$.author.author') IS NOT NULL"
+        f" THEN json_extract({provenance}, '$.author.author') ELSE 'unknown' END"
+    )
+
+
+AUTHOR_KIND = author_kind_sql("r.provenance")
+
+
+def author_code_sql(kind: str) -> str:
+    """An author kind (SQL, as ``AUTHOR_KIND``) as the indexes keep it, a small integer
+    (``author_code``); 0 for a text no MemoryAuthor has (a hand edit), which no filter asks for."""
+    cases = " ".join(f"WHEN '{name}' THEN {author_code(name)}" for name in AUTHOR_KINDS)
+    return f"CASE {kind} {cases} ELSE 0 END"
+
+
+def author_code(kind: str) -> int:
+    return AUTHOR_KINDS.index(kind) + 1
 
 
 @dataclass(frozen=True)

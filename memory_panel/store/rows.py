@@ -24,7 +24,7 @@ from memory_panel.models import Record
 from memory_panel.store.realm_memo import realm_memo, realms_memo
 from memory_panel.store.realms import realm_alias, realm_names, store_failed, store_format
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, decode_record
+from memory_panel.store.records import LIST_COLUMNS, RECORD_COLUMNS, MemoryRecord, author_kind_sql, decode_record
 
 logger = logging.getLogger("memory_panel.store")
 
@@ -207,6 +207,8 @@ def filtered_list_rows(alias: str, realm: str, filters: RecordFilter):
     queryset = queryset.exclude(scope_kind__in=filters.hidden_scope_kinds)
     if filters.hide_reviewer_only:  # the status only, as the realm index: the row check does the rest
         queryset = queryset.exclude(status_kind="quarantined")
+    if filters.author is not None:
+        queryset = queryset.extra(where=[f"{author_kind_sql('provenance')} = %s"], params=[filters.author])
     return queryset
 
 

@@ -56,6 +56,7 @@ from memory_panel.store.console_index.numbering import (
 )
 from memory_panel.store.realms import realm_exists, realm_path, store_failed, store_format
 from memory_panel.store.record_filter import RecordFilter
+from memory_panel.store.records import AUTHOR_KIND
 from memory_panel.store.request_memo import once_per_request
 
 logger = logging.getLogger("memory_panel.store.search_index")
@@ -245,6 +246,7 @@ class SearchIndex(GenerationReader, FullTextIndex):
         numbered.records(filters)
         if filters.hide_reviewer_only:
             numbered.where.append("d.reviewer_only = 0")
+        numbered.equal("author", filters.author)  # a document keeps its author kind numbered, as its kind
         return "".join(f" AND {condition}" for condition in numbered.where), numbered.args
 
 
@@ -317,15 +319,6 @@ def document_columns(realm: str) -> str:
         " text_digest(CAST(r.title AS BLOB), CAST(r.body AS BLOB), CAST(COALESCE(r.tags, '') AS BLOB)) AS digest,"
         f" {AUTHOR_KIND} AS author"
     )
-
-
-# The record's author kind as ``decode_record`` reads it (memory_panel/store/records.py): the
-# provenance's ``author.author``, or "unknown" when the provenance is not an object holding one.
-AUTHOR_KIND = (
-    "CASE WHEN json_valid(r.provenance) AND json_type(r.provenance, '$.author') = 'object'"
-    " AND json_type(r.provenance, '$.author.author') IS NOT NULL"
-    " THEN json_extract(r.provenance, '$.author.author') ELSE 'unknown' END"
-)
 
 
 def text_digest(*parts: bytes | None) -> bytes:

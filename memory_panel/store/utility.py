@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from memory_panel.cursor import ORDER_MS, ranked_utility_key, utility_rank
+from memory_panel.store.records import AUTHOR_KIND
 from memory_panel.store.tile_facts import usage_sql
 
-UTILITY_COLUMNS = ("utility_key", "memory_id", "scope_kind", "scope_key", "status_kind", "kind", "trust")
+UTILITY_COLUMNS = ("utility_key", "memory_id", "scope_kind", "scope_key", "status_kind", "kind", "trust", "author")
 # The usage counters of the row ``r`` the utility order reads, then its body in bytes.
 USAGE_COLUMNS = f"{usage_sql('injected_count')}, {usage_sql('judged_useful_count')}"
 
@@ -25,14 +26,14 @@ def utility_rank_of(*, injected: Any, useful: Any, body_bytes: Any, updated_at_m
     )
 
 
-def utility_rows(cursor: Any, *, batch: int = 20_000) -> Iterable[tuple[str, str, str, str, str, str, str]]:
+def utility_rows(cursor: Any, *, batch: int = 20_000) -> Iterable[tuple[str, str, str, str, str, str, str, str]]:
     """``UTILITY_COLUMNS`` for every record of the realm, in no particular order."""
     sql = (
         f"SELECT r.memory_id, {USAGE_COLUMNS},"
         # The order key of docs/store-format.md §5.1 as the index keeps it: a hand-damaged
         # updated_at_ms (text, float, negative) sorts as 0, the same as it decodes.
-        f" LENGTH(CAST(r.body AS BLOB)), {ORDER_MS}, r.scope_kind, r.scope_key, r.status_kind, r.kind, r.trust"
-        " FROM records r"
+        f" LENGTH(CAST(r.body AS BLOB)), {ORDER_MS}, r.scope_kind, r.scope_key, r.status_kind, r.kind, r.trust,"
+        f" {AUTHOR_KIND} FROM records r"
     )
     cursor.execute(sql)
     while rows := cursor.fetchmany(batch):

@@ -30,7 +30,9 @@ from memory_panel.selectors.named_records import record_titles
 from memory_panel.signals import announce, records_searched
 from memory_panel.selectors.identities import IdentityChoice, identity_choice, known_identities
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord
+from memory_panel.store.records import (
+    AUTHOR_KINDS, MEMORY_KINDS, SCOPE_KINDS, SCOPE_ORDER, STATUS_KINDS, TRUST_TIERS, MemoryRecord,
+)
 from memory_panel.templatetags.panel_format import records_url
 from memory_panel.views import as_of
 from memory_panel.views.charts import chart_sections
@@ -43,6 +45,7 @@ from memory_panel.wire.params import (
     RECORDS_DEFAULT_LIMIT,
     RECORDS_MAX_LIMIT,
     param_str,
+    parse_author,
     parse_kind,
     parse_limit,
     parse_realm,
@@ -55,7 +58,7 @@ from access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 # The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
-RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "limit", "q", "sort", "group")
+RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "author", "limit", "q", "sort", "group")
 # A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
 SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
@@ -176,7 +179,10 @@ def records_query(params: dict[str, str], *, access: Access, realm: str | None) 
     identity = identity_choice(access=access, realm=realm, typed=param_str(params, "identity"))
     if identity.typed is not None:  # docs/search.md §8: "luka" read as "identity:luka"
         params = {**params, "identity": identity.identity}
-    filters = replace(record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")))
+    filters = replace(
+        record_filter(params), kind=parse_kind(params.get("kind")), trust=parse_trust(params.get("trust")),
+        author=parse_author(params.get("author")),
+    )
     query = parse_query(params["q"]) if params.get("q", "").strip() else None
     return RecordsQuery(realm, filters, query, identity)
 
@@ -202,12 +208,15 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
     # so a reload or Back after "load more" shows the same rows; a cursor page counts on from it.
     shown = _query_limit(request.GET, default=0, maximum=SHOWN_MAX, name="shown")
     state = records_state(params, realm)
-    if not request.htmx and any(not value.strip() for value in request.GET.values()):
-        # A plain form submit sends every field: the URL leaves the empty ones out.
+    if not request.htmx and any(not value.strip() for name, value in request.GET.items() if name != "realm"):
+        # A plain form submit sends every field: the URL leaves the empty ones out (``realm=`` is
+        # all realms for this page, docs/daily-use.md §3, and no form sends it).
         kept = {name: params[name] for name in ("shown", "cursor") if params.get(name, "").strip()}
         return HttpResponseRedirect(records_url(**state, **kept))
     if query is not None:
         announce(records_searched, access=access, realm=realm, query=query.text, surface="page")
+    # The exports and facets of what the list shows: ``realm=`` (all realms, this page only) kept.
+    listed_state = {**state, "realm": ""} if realm is None and "realm" in params else state
     read_page, cursor = _records_reader(params, asked, sort)
     fetch = limit if cursor is not None else max(limit, min(shown, RECORDS_MAX_LIMIT))
     page = section(read_page, access=access, realm=realm, filters=filters, limit=fetch, cursor=cursor)
@@ -232,15 +241,16 @@ def records(request: HttpRequest, access: Access) -> HttpResponse:
         "continued": cursor is not None,
         # "Load more" appends rows; the count above the table follows them (docs/daily-use.md §2).
         "loaded_more": cursor is not None and wants_fragment(request),
-        "export": {kind: reverse(f"memory-records-{kind}") + _query_string(state) for kind in ("csv", "ndjson")},
-        "facets_url": reverse("memory-records-facets") + _query_string(state),
+        "export": {kind: reverse(f"memory-records-{kind}") + _query_string(listed_state) for kind in ("csv", "ndjson")},
+        "facets_url": reverse("memory-records-facets") + _query_string(listed_state),
         "identity": asked.identity,
         # A callable, so the template reads the suggestions only when it renders the field: a
         # "load more" or filter fragment has no field and costs no look at the realms' scopes.
         "known_identities": partial(known_identities, access=access, realm=realm),
         "sort": sort,
         "grouped": grouped,
-        "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS},
+        "choices": {"scope": SCOPE_KINDS, "status": STATUS_KINDS, "kind": MEMORY_KINDS, "trust": TRUST_TIERS,
+                    "author": AUTHOR_KINDS},
     }
     # A "load more" request continues the table in place; any other HX request swaps the results.
     fragment = "memory_panel/records/_rows.html" if cursor is not None else "memory_panel/records/_results.html"

@@ -12,7 +12,7 @@ from typing import Any
 from memory_panel.errors import InvalidParams, UnknownRealm
 from memory_panel.store.realms import realm_exists
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.records import MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
+from memory_panel.store.records import AUTHOR_KINDS, MEMORY_KINDS, SCOPE_KINDS, STATUS_KINDS, TRUST_TIERS
 
 # docs/wire-contract.md §1.2
 RECORDS_DEFAULT_LIMIT = 50
@@ -79,6 +79,14 @@ def parse_kind(raw: Any) -> str | None:
 def parse_trust(raw: Any) -> str | None:
     """A trust tier filter (console extension, as ``parse_kind``)."""
     return _one_of("trust", raw, TRUST_TIERS)
+
+
+def parse_author(raw: Any) -> str | None:
+    """An author kind filter: the Records page's alone (never a JSON-RPC param, docs/search.md §5)."""
+    try:
+        return _one_of("author", raw, AUTHOR_KINDS)
+    except InvalidParams as error:
+        raise InvalidParams(f"{error} (one of {', '.join(AUTHOR_KINDS)})") from None
 
 
 def parse_realm(raw: Any) -> str | None:
