@@ -5,7 +5,9 @@
 
 Seeds a realm with ``seed_demo`` unless ``--keep DIR`` already holds one (bench/scale.py's layout,
 so one seeded directory serves scale.py, search.py and this), builds the console's search index
-(timed: its facet counters are filled by the build), then asks
+(timed: its facet counters are filled by the build) and its realm index afresh (timed, with each
+index's size against the realm file's: the realm index keeps the author kind the Records filter
+compares), then asks
 ``/console/memory/records/facets.json`` through the real endpoint (Django's test client, a
 signed-in user, the full middleware stack), unfiltered, filtered and with search queries, as an
 admin and as a reader granted one agent (the counters' visibility per scope), and prints p50/p95
@@ -15,12 +17,14 @@ before and after the reads (the bench's own writes come after that).
 
 ``--small-realms N`` instead writes N realms of ``--records-each`` plain notes (a console of many
 small realms, their counters kept by the console-wide index) and times the all-realm facets, cold
-(the console-wide index filled with every realm inside the request) and warm.
+(the console-wide index filled with every realm inside the request, its size printed against the
+realms') and warm.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -35,10 +39,12 @@ ASKS = (
     ("status=active", {"status": "active"}),
     ("kind=fact, trust=agent_observed", {"kind": "fact", "trust": "agent_observed"}),
     ("identity=identity:luka", {"identity": "identity:luka"}),
+    ("author=operator", {"author": "operator"}),
     ("search: rare word 5953", {"q": "5953"}),
     ("search: common word oslo", {"q": "oslo"}),
     ("search: very common word planning", {"q": "planning"}),
     ("search + status=active: oslo", {"q": "oslo", "status": "active"}),
+    ("search + author=agent: oslo", {"q": "oslo", "author": "agent"}),
 )
 ONE_AGENT = """enabled = true
 admins = ["root@example.test"]
@@ -75,7 +81,7 @@ def main() -> None:
     from django.db import connections
     from django.test import Client
 
-    from memory_panel.store import search_index as search_module
+    from memory_panel.store import realm_index as realm_module, search_index as search_module
     from memory_panel.store.realms import realm_path
 
     realm_file = realm_path(REALM)
@@ -86,6 +92,11 @@ def main() -> None:
     if search_module.SEARCH_INDEX.newest(REALM) is None or not _has_counters(search_module, REALM):
         search_module.SEARCH_INDEX.build(REALM)
         print(f"search index (with its facet counters) built in {time.monotonic() - started:.1f} s")
+    _build_realm_index(realm_module, realm_file)
+    realm_bytes = realm_file.stat().st_size
+    for name, family in (("realm index", realm_module.REALM_INDEX), ("search index", search_module.SEARCH_INDEX)):
+        size = family.newest(REALM).stat().st_size
+        print(f"{name}: {size / 2**20:,.0f} MiB, {size / realm_bytes:.1%} of the realm file")
 
     def asked(client: Client, params: dict) -> dict:
         reply = client.get(FACETS, params)
@@ -110,6 +121,7 @@ def main() -> None:
             rows.append(Row(who, label, timed(lambda c=client, p=params: asked(c, p), args.reps),
                             note=_note(reply)))
     settings.MOBKIT_ACCESS_CONFIG = None
+    rows += _author_pages(realm_file, args.reps)
     unchanged = fingerprint(realm_file) == before  # before the bench's own writes below
     rows.append(_catch_up_row(realm_file, asked))
     print_table(rows)
@@ -141,12 +153,63 @@ def small_realms(state: Path, args: argparse.Namespace) -> None:
         assert reply.status_code == 200, reply.content[:300]
         return reply.json()
 
+    from memory_panel.store.all_realms_index import index_path
+
+    for stale in index_path().parent.glob(index_path().name + "*"):  # cold: an earlier run's file (and WAL) gone
+        stale.unlink()
     rows = [Row("all realms", "unfiltered, cold (the console-wide index filled)", timed(lambda: asked({}), 1, 0))]
+    realms_bytes = sum(path.stat().st_size for path in root.glob("*.sqlite3"))
+
+    def kept(when: str) -> None:
+        size = index_path().stat().st_size
+        print(f"console-wide index {when}: {size / 2**20:,.0f} MiB, {size / realms_bytes:.1%} of the realms' files")
+
+    kept("after the first page")
     for label, params in (("unfiltered", {}), ("status=active", {"status": "active"}),
                           ("search: agent noted", {"q": "agent noted"})):
         reply = asked(params)
         rows.append(Row("all realms", label, timed(lambda p=params: asked(p), args.reps), note=_note(reply)))
+    kept("with the search documents too")
     print_table(rows)
+
+
+def _build_realm_index(realm_module, realm_file: Path) -> None:
+    """A realm index built afresh (an earlier run's removed), timed in wall and this process's CPU."""
+    shutil.rmtree(realm_module.REALM_INDEX.directory(REALM), ignore_errors=True)
+    wall, cpu = time.monotonic(), time.process_time()
+    realm_module.REALM_INDEX.build(REALM)
+    print(f"realm index built in {time.monotonic() - wall:.1f} s ({time.process_time() - cpu:.1f} s CPU)")
+
+
+def _author_pages(realm_file: Path, reps: int) -> list[Row]:
+    """The Records page under the author filter (the realm index's row filter), first and 90% deep
+    among that author kind's rows, for the commonest and the rarest author kind of the realm."""
+    import sqlite3
+
+    from django.contrib.auth.models import User
+    from django.db import connections
+    from django.test import Client
+
+    from memory_panel.store.records import AUTHOR_KIND
+
+    client = Client()
+    client.force_login(User.objects.get_or_create(username="bench")[0])
+    with sqlite3.connect(f"file:{realm_file}?mode=ro", uri=True) as conn:
+        kinds = conn.execute(f"SELECT {AUTHOR_KIND}, COUNT(*) FROM records r GROUP BY 1 ORDER BY 2 DESC").fetchall()
+        asks = []
+        for kind, total in (kinds[0], kinds[-1]):
+            deep = conn.execute(
+                f"SELECT updated_at_ms, memory_id FROM records r WHERE {AUTHOR_KIND} = ?"
+                " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 1 OFFSET ?", (kind, int(total * 0.9))).fetchone()
+            asks += [(f"author={kind} ({total:,} rows), first page", {"author": kind}),
+                     (f"author={kind}, 90% deep", {"author": kind, "cursor": f"{deep[0]}:{deep[1]}"})]
+
+    def page(params: dict) -> None:
+        reply = client.get("/console/memory/records/", {"realm": REALM, **params})
+        connections.close_all()
+        assert reply.status_code == 200, reply.content[:300]
+
+    return [Row("records page", label, timed(lambda p=params: page(p), reps)) for label, params in asks]
 
 
 def _has_counters(search_module, realm: str) -> bool:
