@@ -58,7 +58,9 @@ from access.caller import Access
 
 # The Records filter state the URL carries; names match the RPC params (docs/wire-contract.md §C.2).
 # The realm is not among them: it is the operator's realm choice (realm_choice.py), added when one is made.
-RECORD_FILTER_PARAMS = ("scope", "identity", "scope_key", "status", "kind", "trust", "author", "limit", "q", "sort", "group")
+RECORD_FILTER_PARAMS = (
+    "scope", "identity", "scope_key", "status", "kind", "trust", "author", "limit", "q", "sort", "group",
+)
 # A count only: past RECORDS_MAX_LIMIT a reload shows the first RECORDS_MAX_LIMIT rows and "load more".
 SHOWN_MAX = 1_000_000
 SORTS = ("recency", "utility")  # docs/panel-tabs.md §3
