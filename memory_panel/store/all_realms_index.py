@@ -39,8 +39,7 @@ from memory_panel.store.console_index.generations import attached_realm
 from memory_panel.store.realm_memo import realm_signature
 from memory_panel.store.realms import BUSY_TIMEOUT_SECONDS, lenient_text, realm_path
 from memory_panel.store.record_filter import RecordFilter
-from memory_panel.store.records import MemoryRecord, decode_record
-from memory_panel.store.records import AUTHOR_KIND, author_code, author_code_sql
+from memory_panel.store.records import AUTHOR_KIND, MemoryRecord, author_code, author_code_sql, decode_record
 from memory_panel.store.search_index import TOKENIZER, FullTextIndex, Hit, document_columns, text_digest
 from memory_panel.store.request_memo import once_per_request
 

@@ -86,7 +86,7 @@ def parse_author(raw: Any) -> str | None:
     try:
         return _one_of("author", raw, AUTHOR_KINDS)
     except InvalidParams as error:
-        raise InvalidParams(f"{error} (one of {', '.join(AUTHOR_KINDS)})") from None
+        raise InvalidParams(f"{error.detail} (one of {', '.join(AUTHOR_KINDS)})") from None
 
 
 def parse_realm(raw: Any) -> str | None:

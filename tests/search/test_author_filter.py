@@ -10,6 +10,7 @@ no MobKit build writes.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -166,6 +167,7 @@ def test_a_bad_author_is_a_clear_400(client, world, signed_in, url):
     text = response.content.decode()
     assert "unknown author &#x27;robot&#x27;" in text or "unknown author 'robot'" in text
     assert "operator, application, agent, steward, distiller, unknown" in text
+    assert "Invalid params: Invalid params" not in text
 
 
 def test_the_rpc_keeps_mobkits_params_an_author_changes_nothing(client, world, signed_in):
@@ -227,3 +229,13 @@ def test_the_indexes_keep_the_author_kind_as_they_catch_up(signed_in, agent_memo
     assert [row.title for row in walk(record_list, open_access, None, {"author": "operator"})] == ["first v2", "second"]
     assert [row.title for row in walk(record_list, open_access, None, {"author": "application"})] == ["first"]
     scribe.writer.close()
+
+
+def test_an_export_under_the_author_filter_holds_exactly_that_author_kinds_rows(client, world, signed_in):
+    signed_in()
+    open_access = Access(subject="ops", groups=frozenset(), enforced=False, is_admin=False)
+    every = walk(record_list, open_access, None, {})
+    for kind in ("operator", "unknown"):
+        lines = client.get("/console/memory/records.ndjson", {"author": kind}).getvalue().decode().splitlines()
+        exported = [row["id"] for row in map(json.loads, lines)]
+        assert exported == [row.id for row in of_author(every, kind)] and exported, kind
