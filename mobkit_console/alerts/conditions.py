@@ -207,8 +207,12 @@ class ReplayedState(StateCondition):
         raise NotImplementedError
 
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
-        return [observation for realm in self.realms(rule)
-                if (observation := self.judged(rule, realm, _readable(lambda: self.reading_now(rule, realm), None), now_ms))]
+        out = []
+        for realm in self.realms(rule):
+            observation = self.judged(rule, realm, _readable(lambda: self.reading_now(rule, realm), None), now_ms)
+            if observation is not None:
+                out.append(observation)
+        return out
 
 
 class QueueLength(ReplayedState):
@@ -245,7 +249,8 @@ class QueueOldest(QueueLength):
         if reading is None or at_ms - reading < (rule.threshold or 0) * 1000:
             return None
         waited = (at_ms - reading) // 1000
-        return Observation(realm, realm, waited, f"the oldest quarantined record has waited {span(max(waited, 1))} ({realm})")
+        return Observation(realm, realm, waited,
+                           f"the oldest quarantined record has waited {span(max(waited, 1))} ({realm})")
 
     def replay_points(self, rule: AlertRule, past: RealmPast) -> Iterable[int]:
         # Besides each arrival and departure, the moment each record would reach the threshold.

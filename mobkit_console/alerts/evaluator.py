@@ -123,7 +123,8 @@ def _transitions(rule: AlertRule, observations: Iterable[Observation], now: int,
     firing = {observation.key: observation for observation in observations}
     for key, observation in firing.items():
         state = states.get(key)
-        if state is not None and state.firing and (state.count, state.summary) != (observation.count, observation.summary):
+        if state is not None and state.firing and (state.count, state.summary) != (observation.count,
+                                                                                   observation.summary):
             state.count, state.summary = observation.count, observation.summary
             state.save(update_fields=["count", "summary"])
     opened = resolved = 0
@@ -131,14 +132,14 @@ def _transitions(rule: AlertRule, observations: Iterable[Observation], now: int,
                           now=now, cooldown_s=rule.cooldown_s)
     for change in changes:
         state = states.get(change.key) or AlertState(rule_id=rule.id, key=change.key)
-        if not state.notify:  # a row opened before alerts kept their receivers: its rule's are the best known
-            state.notify = list(rule.notify)
-        state.firing, state.notified, state.last_notified_ms = change.after.firing, change.after.notified, change.after.last_notified_ms
-        state.since_ms = now
+        if change.opened or not state.watches:  # "": opened before alerts kept these; the rule's are the best known
+            state.notify, state.watches = list(rule.notify), rule.watches
+        state.firing, state.notified = change.after.firing, change.after.notified
+        state.last_notified_ms, state.since_ms = change.after.last_notified_ms, now
         if change.opened:
             observation = firing[change.key]
-            state.alert_id, state.count, state.summary = alert_id_for(rule.id, change.key, now), observation.count, observation.summary
-            state.notify, state.watches = list(rule.notify), rule.watches
+            state.alert_id = alert_id_for(rule.id, change.key, now)
+            state.count, state.summary = observation.count, observation.summary
             if change.notify:
                 _owe(state, "firing", observation_lines(rule, observation), now)
             opened += 1

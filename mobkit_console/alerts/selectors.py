@@ -92,7 +92,8 @@ class _Week:
 
     def realm(self, realm: str) -> RealmPast:
         if realm not in self.realms:
-            self.realms[realm] = RealmPast(self.stack.enter_context(realm_history(realm)), start=self.start, now=self.now)
+            history = self.stack.enter_context(realm_history(realm))
+            self.realms[realm] = RealmPast(history, start=self.start, now=self.now)
         return self.realms[realm]
 
 
@@ -139,7 +140,8 @@ def _state_preview(rule: AlertRule, condition: ReplayedState, week: _Week) -> Pr
     for realm in condition.realms(rule):
         try:
             past = week.realm(realm)
-            moments = replay_moments(condition.replay_points(rule, past), start=week.start, now=week.now, step_ms=step_ms)
+            moments = replay_moments(condition.replay_points(rule, past), start=week.start, now=week.now,
+                                     step_ms=step_ms)
             readings = condition.readings_past(rule, past, [week.start, *moments])
             observed = [(at, {o.key: o for o in [condition.judged(rule, realm, reading, at)] if o is not None})
                         for at, reading in readings]

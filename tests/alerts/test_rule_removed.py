@@ -63,14 +63,16 @@ def test_a_rule_edited_to_watch_something_else_closes_its_alert(alert_rules, rea
     alerts_tick(check_state=True)
     [(_, opened)] = notices(receiver)
 
-    # Another threshold and receiver, the same condition: the same alert goes on firing.
-    alert_rules(queue.replace("threshold = 1", "threshold = 1\ncooldown = \"1h\"").replace(receiver.url, second_receiver.url))
+    # Another cooldown and receiver, the same condition: the same alert goes on firing.
+    edited = queue.replace("threshold = 1", 'threshold = 1\ncooldown = "1h"')
+    alert_rules(edited.replace(receiver.url, second_receiver.url))
     alerts_tick(check_state=True)
     assert len(receiver.received) == 1 and second_receiver.received == []
 
     # Another condition under the same id: the old alert resolves to the receiver it was opened
     # with, and the new one fires to the rule's receiver now.
-    alert_rules(RULE.format(id="held", when="quarantine.queue.oldest", extra='threshold = "1s"', url=second_receiver.url))
+    alert_rules(RULE.format(id="held", when="quarantine.queue.oldest", extra='threshold = "1s"',
+                            url=second_receiver.url))
     realm.writer.clock.advance(5_000)
     alerts_tick(now=realm.writer.clock.now_ms, check_state=True)
     assert notices(receiver) == [("firing", opened), ("resolved", opened)]

@@ -13,6 +13,7 @@ from memory_panel.simulator.store_writer import create_op, identity_scope, new_r
 from mobkit_console.alerts.conditions import now_ms
 from mobkit_console.alerts.durations import moment
 from mobkit_console.alerts.evaluator import alerts_tick
+from mobkit_console.alerts.past import MOMENTS_MAX, replay_moments
 from mobkit_console.alerts.selectors import rule_preview
 from tests.support.alert_world import ScriptedRealm
 from tests.support.clients import signed_in_client, user_with_subject
@@ -133,3 +134,11 @@ def test_a_state_whose_past_is_not_kept_says_so(alert_rules, access_toml, realm_
                    "turning DEAD depends on injections and usage, whose past the history file does not keep",
                    "LATTICE reads each record&#x27;s trust, which the audit rows do not carry"):
         assert f"no preview: {reason}" in page
+
+
+def test_the_replay_moves_each_change_on_to_the_next_check_and_stays_bounded():
+    start, now = 0, 7 * DAY
+    assert replay_moments([1, 29_999, 30_000, 30_001, now + 5], start=start, now=now, step_ms=30_000) == [30_000, 60_000]
+    busy = replay_moments(range(1, now, 60_000), start=start, now=now, step_ms=30_000)
+    assert len(busy) <= MOMENTS_MAX and busy[-1] <= now
+    assert busy[1] - busy[0] == 30_000 * 2 ** 4  # 10,080 changes a minute apart: the 30 s grid doubled 4 times
