@@ -23,7 +23,7 @@ from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.diff import VersionDiff, version_diff
 from memory_panel.selectors.holdings import ScopeHoldings
 from memory_panel.store.history import CHANGE_KINDS, SUPERSEDED, Change
-from memory_panel.store.history_file import Span, realm_history
+from memory_panel.store.history_file import Group, Span, realm_history
 from memory_panel.store.realms import realm_alias
 from memory_panel.store.records import SCOPE_ORDER, MemoryRecord, decode_record
 from memory_panel.store.rows import list_rows, panel_realms, realm_read, records_by_id
@@ -158,24 +158,31 @@ def record_as_of(*, access: Access, realm: str | None, memory_id: str, at_ms: in
 def holdings_as_of(*, access: Access, realm: str | None, at_ms: int) -> list[ScopeHoldings]:
     """Holdings at ``at_ms``: each visible scope's records by status then (docs/history.md §4)."""
     visible = _checker(access)
-    counts: dict[tuple[str, str, str], Counter] = {}
+    out: list[ScopeHoldings] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None), realm_history(name) as history:
-            for group in history.groups_at(at_ms):
-                if not visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined):
-                    continue
-                tally = counts.setdefault((name, group.scope_kind, group.scope_key), Counter())
-                tally[group.status] += group.records
-                if group.status == "active":
-                    tally["body_bytes"] += group.body_bytes
-    out = [
-        ScopeHoldings(realm=name, scope_kind=kind, scope_key=key, active=t["active"], quarantined=t["quarantined"],
-                      superseded=t["superseded"], tombstoned=t["tombstoned"], body_bytes=t["body_bytes"],
-                      floor_pressure=t["active"] >= FLOOR_RECORDS or t["body_bytes"] >= FLOOR_BYTES)
-        for (name, kind, key), t in counts.items()
-    ]
+            out += scope_holdings_of(name, history.groups_at(at_ms), visible)
     out.sort(key=lambda s: (s.realm, SCOPE_ORDER.get(s.scope_kind, len(SCOPE_ORDER)), s.scope_key))
     return out
+
+
+def scope_holdings_of(realm: str, groups: list[Group], visible: Checker | None = None) -> list[ScopeHoldings]:
+    """Each scope's holdings from a moment's groups (``History.groups_at``), counting the groups
+    ``visible`` lets through (None: all of them, for the console's own alert preview)."""
+    counts: dict[tuple[str, str], Counter] = {}
+    for group in groups:
+        if visible is not None and not visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined):
+            continue
+        tally = counts.setdefault((group.scope_kind, group.scope_key), Counter())
+        tally[group.status] += group.records
+        if group.status == "active":
+            tally["body_bytes"] += group.body_bytes
+    return [
+        ScopeHoldings(realm=realm, scope_kind=kind, scope_key=key, active=t["active"], quarantined=t["quarantined"],
+                      superseded=t["superseded"], tombstoned=t["tombstoned"], body_bytes=t["body_bytes"],
+                      floor_pressure=t["active"] >= FLOOR_RECORDS or t["body_bytes"] >= FLOOR_BYTES)
+        for (kind, key), t in counts.items()
+    ]
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,11 @@
 Two kinds. An *event* condition counts the timeline events it matches over the rule's window, per
 key (a realm, or a realm and an identity): the same count decides the live evaluation and the 7-day
 preview, so the preview is what the evaluator would have done. A *state* condition reads the
-present (a queue, a verdict tile, a replica copy, a realm file) and is checked periodically.
-Observations carry ids and counts only; titles are added later, bounded by the rule's subject.
+present (a queue, a verdict tile, a replica copy, a realm file) and is checked periodically; those
+whose past the realm's history file keeps (the quarantine queue, the store floor) are read at past
+moments too and judged by the same threshold, for the preview; the others say why they cannot be
+(docs/alerts.md §6.1). Observations carry ids and counts only; titles are added later, bounded by
+the rule's subject.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.db import DatabaseError
@@ -30,6 +34,7 @@ from .sightings import dead_sightings
 
 if TYPE_CHECKING:
     from .definitions import AlertRule
+    from .past import RealmPast
 
 RecordRef = tuple[str, str]  # (realm, memory id)
 REFS_MAX = 5
@@ -85,6 +90,10 @@ class Condition:
                 raise ValueError(f"{option} does not apply to {self.name}")
         if rule.tainted_only and "tainted_only" not in self.options:
             raise ValueError(f"tainted_only does not apply to {self.name}")
+
+    def no_preview(self, rule: AlertRule) -> str | None:
+        """Why the 7-day preview cannot replay this rule; None when it can (docs/alerts.md §6.1)."""
+        return None
 
     options: frozenset[str] = frozenset()
 
@@ -163,48 +172,107 @@ class WritesBurst(EventCondition):
 
 
 class StateCondition(Condition):
+    # Why the 7-day preview cannot replay this condition; None where the history file tells its past.
+    unknown_past: str | None = "its past is not kept"
+
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
         raise NotImplementedError
+
+    def no_preview(self, rule: AlertRule) -> str | None:
+        return self.unknown_past
 
     @staticmethod
     def realms(rule: AlertRule) -> list[str]:
         return [name for name in realm_names() if rule.covers(name)]
 
 
-class QueueLength(StateCondition):
-    name = "quarantine.queue.length"
-    threshold_required = True
+class ReplayedState(StateCondition):
+    """A state the realm's history file can tell at any past moment (docs/history.md §3.1): read now
+    by the evaluator, at past moments by the preview, and judged against the threshold by the same
+    ``judged`` either way."""
+
+    unknown_past = None
+
+    def reading_now(self, rule: AlertRule, realm: str) -> Any:
+        raise NotImplementedError
+
+    def judged(self, rule: AlertRule, realm: str, reading: Any, at_ms: int) -> Observation | None:
+        raise NotImplementedError
+
+    def replay_points(self, rule: AlertRule, past: RealmPast) -> Iterable[int]:
+        """Every moment of the week at which this state could have changed."""
+        raise NotImplementedError
+
+    def readings_past(self, rule: AlertRule, past: RealmPast, moments: list[int]) -> Iterator[tuple[int, Any]]:
+        raise NotImplementedError
 
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
         out = []
         for realm in self.realms(rule):
-            waiting = _readable(lambda: quarantine_backlog(realm).records, 0)
-            if waiting >= (rule.threshold or 1):
-                out.append(Observation(realm, realm, waiting, f"{_plural(waiting, 'record')} waiting in quarantine ({realm})"))
+            observation = self.judged(rule, realm, _readable(lambda: self.reading_now(rule, realm), None), now_ms)
+            if observation is not None:
+                out.append(observation)
         return out
 
 
-class QueueOldest(StateCondition):
-    name = "quarantine.queue.oldest"
+class QueueLength(ReplayedState):
+    name = "quarantine.queue.length"
     threshold_required = True
+
+    def reading_now(self, rule: AlertRule, realm: str) -> int:
+        return quarantine_backlog(realm).records
+
+    def judged(self, rule: AlertRule, realm: str, reading: int | None, at_ms: int) -> Observation | None:
+        if reading is None or reading < (rule.threshold or 1):
+            return None
+        return Observation(realm, realm, reading, f"{_plural(reading, 'record')} waiting in quarantine ({realm})")
+
+    def replay_points(self, rule: AlertRule, past: RealmPast) -> Iterable[int]:
+        return chain.from_iterable((begun, to or begun) for begun, to in past.quarantined)
+
+    def readings_past(self, rule: AlertRule, past: RealmPast, moments: list[int]) -> Iterator[tuple[int, int]]:
+        return ((at, waiting) for at, waiting, _ in past.queue(moments))
+
+
+class QueueOldest(QueueLength):
+    name = "quarantine.queue.oldest"
 
     def threshold_of(self, raw: Any) -> float | None:
         if raw is None:
             raise ValueError(f"{self.name} needs a threshold (a duration such as \"2h\")")
         return float(duration_s(raw, name="threshold"))
 
-    def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
-        out = []
-        for realm in self.realms(rule):
-            oldest = _readable(lambda: quarantine_backlog(realm).oldest_created_at_ms, None)
-            if oldest is not None and now_ms - oldest >= (rule.threshold or 0) * 1000:
-                waited = (now_ms - oldest) // 1000
-                out.append(Observation(realm, realm, waited,
-                                       f"the oldest quarantined record has waited {span(max(waited, 1))} ({realm})"))
-        return out
+    def reading_now(self, rule: AlertRule, realm: str) -> int | None:
+        return quarantine_backlog(realm).oldest_created_at_ms
+
+    def judged(self, rule: AlertRule, realm: str, reading: int | None, at_ms: int) -> Observation | None:
+        if reading is None or at_ms - reading < (rule.threshold or 0) * 1000:
+            return None
+        waited = (at_ms - reading) // 1000
+        return Observation(realm, realm, waited,
+                           f"the oldest quarantined record has waited {span(max(waited, 1))} ({realm})")
+
+    def replay_points(self, rule: AlertRule, past: RealmPast) -> Iterable[int]:
+        # Besides each arrival and departure, the moment each record would reach the threshold.
+        reached = (begun + int((rule.threshold or 0) * 1000) for begun, _ in past.quarantined)
+        return chain(super().replay_points(rule, past), reached)
+
+    def readings_past(self, rule: AlertRule, past: RealmPast, moments: list[int]) -> Iterator[tuple[int, int | None]]:
+        return ((at, oldest) for at, _, oldest in past.queue(moments))
 
 
-class TileViolated(StateCondition):
+# docs/panel-tiles.md: what each tile reads that the history file does not keep (docs/history.md §3).
+_TILE_PASTS = {
+    "echo-safety": "ECHO-SAFETY reads the injection ledger, whose past the history file does not keep",
+    "taint-wall": "TAINT WALL reads session taint and proposals, whose past the history file does not keep",
+    "lattice": "LATTICE reads each record's trust, which the audit rows do not carry",
+    "recall": "RECALL reads usage counters, which change without an audit row",
+    "dreams": "DREAMS reads dream runs, whose past the history file does not keep",
+    "store-floor": None,
+}
+
+
+class TileViolated(ReplayedState):
     name = "tile.violated"
     options = frozenset({"tile"})
     tile_id: str | None = None
@@ -214,20 +282,38 @@ class TileViolated(StateCondition):
         if self.tile_id is None and rule.tile not in TILE_IDS:
             raise ValueError(f"tile must be one of {', '.join(TILE_IDS)}, not {rule.tile!r}")
 
-    def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
+    def no_preview(self, rule: AlertRule) -> str | None:
+        return _TILE_PASTS[self.tile_id or rule.tile]
+
+    def reading_now(self, rule: AlertRule, realm: str) -> tuple[int, tuple[RecordRef, ...]] | None:
+        """How many records (scopes, for STORE FLOOR) are at issue and the first few records; None
+        while the rule's tile is not violated."""
         tile_id = self.tile_id or rule.tile
-        out = []
-        for realm in self.realms(rule):
-            tiles = _readable(lambda: verdict_tiles(access=EVALUATOR_ACCESS, realm=realm), [])
-            tile = next((tile for tile in tiles if tile.id == tile_id), None)
-            if tile is None or tile.state != "violated":
-                continue
-            refs = tuple((item.realm, item.memory_id) for item in tile.evidence[:REFS_MAX])
-            at_issue = len(tile.scopes) if tile_id == "store-floor" else tile.evidence_total
-            noun = "scope" if tile_id == "store-floor" else "record"
-            out.append(Observation(realm, realm, at_issue,
-                                   f"{LABELS[tile_id]} is violated: {_plural(at_issue, noun)} at issue ({realm})", refs))
-        return out
+        tile = next((tile for tile in verdict_tiles(access=EVALUATOR_ACCESS, realm=realm) if tile.id == tile_id), None)
+        if tile is None or tile.state != "violated":
+            return None
+        refs = tuple((item.realm, item.memory_id) for item in tile.evidence[:REFS_MAX])
+        return (len(tile.scopes) if tile_id == "store-floor" else tile.evidence_total), refs
+
+    def judged(self, rule: AlertRule, realm: str, reading: tuple[int, tuple[RecordRef, ...]] | None,
+               at_ms: int) -> Observation | None:
+        if reading is None:
+            return None
+        tile_id = self.tile_id or rule.tile
+        at_issue, refs = reading
+        noun = "scope" if tile_id == "store-floor" else "record"
+        return Observation(realm, realm, at_issue,
+                           f"{LABELS[tile_id]} is violated: {_plural(at_issue, noun)} at issue ({realm})", refs)
+
+    def replay_points(self, rule: AlertRule, past: RealmPast) -> Iterable[int]:
+        return past.change_moments
+
+    def readings_past(self, rule: AlertRule, past: RealmPast,
+                      moments: list[int]) -> Iterator[tuple[int, tuple[int, tuple[RecordRef, ...]] | None]]:
+        """STORE FLOOR's own test (docs/panel-tiles.md §7) on each scope's holdings at each moment."""
+        for at in moments:
+            at_floor = sum(1 for scope in past.scopes_at(at) if scope.floor_pressure)
+            yield at, ((at_floor, ()) if at_floor else None)
 
 
 class ScopeFloor(TileViolated):
@@ -243,6 +329,7 @@ class RecordsDead(StateCondition):
 
     name = "records.dead"
     threshold_required = True
+    unknown_past = "turning DEAD depends on injections and usage, whose past the history file does not keep"
     default_window_s = 3600
 
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
@@ -262,6 +349,7 @@ class RecordsDead(StateCondition):
 
 class ReplicaStale(StateCondition):
     name = "replica.stale"
+    unknown_past = "a replica copy's lag is read from the copy as it is now; its past is not kept"
 
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
         health = replica_health()
@@ -275,6 +363,7 @@ class ReplicaStale(StateCondition):
 
 class RealmUnreadable(StateCondition):
     name = "realm.unreadable"
+    unknown_past = "whether a realm file could be read is not kept over time"
 
     def observe_now(self, rule: AlertRule, now_ms: int) -> list[Observation]:
         out = []

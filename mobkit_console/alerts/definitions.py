@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 DEFAULT_COOLDOWN_S = 600
@@ -24,6 +25,12 @@ class AlertRule:
 
     def covers(self, realm: str | None) -> bool:
         return not self.realms or realm in self.realms
+
+    @property
+    def watches(self) -> str:
+        """What the rule observes. An edit that changes it makes another rule of the same id, whose
+        open alerts close; a threshold, window, cooldown, realm or receiver edit does not (docs/alerts.md §2)."""
+        return json.dumps([self.when, self.tile, self.identity, self.tainted_only])
 
 
 @dataclass(frozen=True)

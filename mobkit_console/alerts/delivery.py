@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -24,14 +25,15 @@ CLAIM_MS = 60_000  # a claimed delivery whose worker died is tried again after t
 BACKOFF_CAP_S = 900.0
 
 
-def deliveries_enqueue(*, rule: AlertRule, alert_id: str, notice: str, payload: dict[str, Any], now: int) -> int:
-    """Owe ``payload`` to each of the rule's receivers; a notice already owed is not owed twice."""
+def deliveries_enqueue(*, rule_id: str, targets: Sequence[str], alert_id: str, notice: str,
+                       payload: dict[str, Any], now: int) -> int:
+    """Owe ``payload`` to each of ``targets`` (notify URLs); a notice already owed is not owed twice."""
     created = 0
-    for url in rule.notify:
+    for url in targets:
         label = target_label(url)
         try:
             with transaction.atomic():
-                Delivery.objects.create(alert_id=alert_id, notice=notice, rule_id=rule.id, target=url,
+                Delivery.objects.create(alert_id=alert_id, notice=notice, rule_id=rule_id, target=url,
                                         target_label=label, payload=payload, next_attempt_ms=now, created_ms=now)
             created += 1
         except IntegrityError:
@@ -91,9 +93,11 @@ def _attempt(delivery: Delivery, now: int) -> int:
 def deliveries_test(*, rule: AlertRule, now: int) -> list[int]:
     """A test notice to each of the rule's receivers, tried at once; retried like any other."""
     alert_id = "test-" + uuid.uuid4().hex[:19]
-    payload = notice_payload(rule=rule, alert_id=alert_id, notice="test", key="test", since_ms=now, count=0,
-                             summary="a test notification from the console", lines=[], now_ms=now)
-    deliveries_enqueue(rule=rule, alert_id=alert_id, notice="test", payload=payload, now=now)
+    payload = notice_payload(rule_id=rule.id, condition=rule.when, alert_id=alert_id, notice="test", key="test",
+                             since_ms=now, count=0, summary="a test notification from the console", lines=[],
+                             now_ms=now)
+    deliveries_enqueue(rule_id=rule.id, targets=rule.notify, alert_id=alert_id, notice="test", payload=payload,
+                       now=now)
     ids = list(Delivery.objects.filter(alert_id=alert_id).values_list("id", flat=True))
     deliveries_send_due(now=now, ids=ids)
     return ids

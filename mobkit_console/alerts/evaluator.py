@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -28,7 +29,8 @@ from .config import current_alert_rules
 from .delivery import deliveries_enqueue, deliveries_send_due
 from .models import AlertCursor, AlertState
 from .notices import notice_payload, observation_lines
-from .definitions import AlertRule
+from .definitions import AlertRule, AlertRules
+from .episodes import KeyState, transitions
 
 logger = logging.getLogger("mobkit_console.alerts")
 
@@ -81,6 +83,7 @@ def alerts_tick(*, now: int | None = None, check_state: bool | None = None) -> T
         due = now - cursor.last_state_check_ms >= settings.MOBKIT_ALERTS_CHECK_INTERVAL_S * 1000
         check_state = due if check_state is None else check_state
         event_rules = [rule for rule in rules.rules if condition_for(rule).kind == "event"]
+        resolved = _close_unwatched(rules, now)
         # Every alert's row, read (and locked) once per tick rather than once per rule.
         states: dict[str, dict[str, AlertState]] = {}
         for state in AlertState.objects.select_for_update().filter(rule_id__in=list(rules.by_id)):
@@ -106,44 +109,72 @@ def alerts_tick(*, now: int | None = None, check_state: bool | None = None) -> T
     return TickReport(events=events, opened=opened, resolved=resolved, sent=sent)
 
 
+def _key_state(rule: AlertRule, state: AlertState) -> KeyState:
+    # A notice sent while the rule watched something else does not hold this one back.
+    last = state.last_notified_ms if state.watches in ("", rule.watches) else 0
+    return KeyState(state.firing, state.notified, last)
+
+
 def _transitions(rule: AlertRule, observations: Iterable[Observation], now: int,
                  states: dict[str, AlertState]) -> tuple[int, int]:
     """Open an alert for each key newly firing, resolve each that no longer is; (opened, resolved).
 
     ``states`` are the rule's rows by key, locked by the tick's transaction."""
     firing = {observation.key: observation for observation in observations}
-    opened = resolved = 0
     for key, observation in firing.items():
-        state = states.get(key) or AlertState(rule_id=rule.id, key=key)
-        if state.firing:
-            if (state.count, state.summary) != (observation.count, observation.summary):
-                state.count, state.summary = observation.count, observation.summary
-                state.save(update_fields=["count", "summary"])
-            continue
-        # docs/alerts.md §2: a key that fires again within the cooldown of its last notice stays quiet.
-        quiet = state.last_notified_ms and now - state.last_notified_ms < rule.cooldown_s * 1000
-        state.firing, state.since_ms, state.alert_id = True, now, alert_id_for(rule.id, key, now)
-        state.count, state.summary, state.notified = observation.count, observation.summary, not quiet
-        if not quiet:
-            state.last_notified_ms = now
-            _owe(rule, state, "firing", observation_lines(rule, observation), now)
-        state.save()
-        opened += 1
-    for key, state in states.items():
-        if state.firing and key not in firing:
-            state.firing, state.since_ms = False, now
-            if state.notified:
-                _owe(rule, state, "resolved", [], now)
-            state.save()
+        state = states.get(key)
+        if state is not None and state.firing and (state.count, state.summary) != (observation.count,
+                                                                                   observation.summary):
+            state.count, state.summary = observation.count, observation.summary
+            state.save(update_fields=["count", "summary"])
+    opened = resolved = 0
+    changes = transitions(firing=firing, states={key: _key_state(rule, state) for key, state in states.items()},
+                          now=now, cooldown_s=rule.cooldown_s)
+    for change in changes:
+        state = states.get(change.key) or AlertState(rule_id=rule.id, key=change.key)
+        if change.opened or not state.watches:  # "": opened before alerts kept these; the rule's are the best known
+            state.notify, state.watches = list(rule.notify), rule.watches
+        state.firing, state.notified = change.after.firing, change.after.notified
+        state.last_notified_ms, state.since_ms = change.after.last_notified_ms, now
+        if change.opened:
+            observation = firing[change.key]
+            state.alert_id = alert_id_for(rule.id, change.key, now)
+            state.count, state.summary = observation.count, observation.summary
+            if change.notify:
+                _owe(state, "firing", observation_lines(rule, observation), now)
+            opened += 1
+        else:
+            if change.notify:
+                _owe(state, "resolved", [], now)
             resolved += 1
+        state.save()
     return opened, resolved
 
 
-def _owe(rule: AlertRule, state: AlertState, notice: str, lines: list[str], now: int) -> None:
+def _close_unwatched(rules: AlertRules, now: int) -> int:
+    """Resolve the open alerts of rules gone from the file, or whose rule now watches something else
+    (docs/alerts.md §2): each resolved notice goes to the receivers its alert was opened with."""
+    closed = 0
+    for state in AlertState.objects.select_for_update().filter(firing=True).order_by("id"):
+        rule = rules.by_id.get(state.rule_id)
+        if rule is not None and state.watches in ("", rule.watches):
+            continue
+        state.firing, state.since_ms = False, now
+        if state.notified:
+            _owe(state, "resolved", [], now)
+        state.save()
+        closed += 1
+    return closed
+
+
+def _owe(state: AlertState, notice: str, lines: list[str], now: int) -> None:
     summary = state.summary if notice == "firing" else f"cleared: {state.summary}"
-    payload = notice_payload(rule=rule, alert_id=state.alert_id, notice=notice, key=state.key,
-                             since_ms=state.since_ms, count=state.count, summary=summary, lines=lines, now_ms=now)
-    deliveries_enqueue(rule=rule, alert_id=state.alert_id, notice=notice, payload=payload, now=now)
+    condition = json.loads(state.watches)[0] if state.watches else ""
+    payload = notice_payload(rule_id=state.rule_id, condition=condition, alert_id=state.alert_id, notice=notice,
+                             key=state.key, since_ms=state.since_ms, count=state.count, summary=summary, lines=lines,
+                             now_ms=now)
+    deliveries_enqueue(rule_id=state.rule_id, targets=state.notify, alert_id=state.alert_id, notice=notice,
+                       payload=payload, now=now)
 
 
 def alerts_tick_for_leader(*, stored: Sequence[Any] = (), **_: Any) -> None:

@@ -27,6 +27,10 @@ class AlertState(models.Model):
     last_notified_ms = models.BigIntegerField(default=0)
     count = models.IntegerField(default=0)
     summary = models.TextField(blank=True)  # ids and counts only
+    # The open episode's receivers and what its rule watched, as opened: its resolved notice goes to
+    # them even once the rule is gone from the file or watches something else (docs/alerts.md §2).
+    notify = models.JSONField(default=list)
+    watches = models.CharField(max_length=600, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["rule_id", "key"], name="alerts_state_rule_key")]

@@ -31,8 +31,8 @@ def record_lines(rule: AlertRule, refs: tuple[RecordRef, ...]) -> list[str]:
     return [f"{titles[ref]} ({ref[1]}, {ref[0]})" if ref in titles else f"{ref[1]} ({ref[0]})" for ref in refs]
 
 
-def notice_payload(*, rule: AlertRule, alert_id: str, notice: str, key: str, since_ms: int, count: int,
-                   summary: str, lines: list[str], now_ms: int) -> dict[str, Any]:
+def notice_payload(*, rule_id: str, condition: str, alert_id: str, notice: str, key: str, since_ms: int,
+                   count: int, summary: str, lines: list[str], now_ms: int) -> dict[str, Any]:
     """The JSON a signed webhook receives; Apprise channels get its title and body."""
     heading = {"firing": "FIRING", "resolved": "RESOLVED", "test": "TEST"}[notice]
     body = [summary, f"{'firing since' if notice != 'resolved' else 'resolved at'} {moment(since_ms if notice != 'resolved' else now_ms)}"]
@@ -40,9 +40,9 @@ def notice_payload(*, rule: AlertRule, alert_id: str, notice: str, key: str, sin
         body += ["records:", *(f"- {line}" for line in lines)]
     body.append(f"alert id {alert_id}")
     return {
-        "alert_id": alert_id, "notice": notice, "rule": rule.id, "condition": rule.when, "key": key,
+        "alert_id": alert_id, "notice": notice, "rule": rule_id, "condition": condition, "key": key,
         "since_ms": since_ms, "count": count, "sent_at_ms": now_ms,
-        "title": f"[{heading}] {rule.id}: {summary}"[:250], "body": "\n".join(body),
+        "title": f"[{heading}] {rule_id}: {summary}"[:250], "body": "\n".join(body),
     }
 
 

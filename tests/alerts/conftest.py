@@ -1,8 +1,8 @@
 """Fixtures for the alert tests: a rules file the console is pointed at, and real receivers.
 
 - ``alert_rules(text)`` → writes the rules file, points MOBKIT_ALERTS_CONFIG at it and loads it.
-- ``receiver`` / ``flaky_receiver`` → a signed-webhook endpoint on loopback (the second fails its
-  first two requests with 500).
+- ``receiver`` / ``second_receiver`` / ``flaky_receiver`` → a signed-webhook endpoint on loopback
+  (the last fails its first two requests with 500).
 - ``smtp`` → an SMTP server on loopback.
 """
 
@@ -45,6 +45,13 @@ def alert_rules(tmp_path: Path, settings) -> Callable[[str], AlertRules]:
 
 @pytest.fixture
 def receiver() -> Iterator[SignedReceiver]:
+    server = SignedReceiver(SECRET)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def second_receiver() -> Iterator[SignedReceiver]:
     server = SignedReceiver(SECRET)
     yield server
     server.close()
