@@ -8,8 +8,8 @@ only those the caller may see in each realm.
 No body is read to compare. ``content_hash`` covers a record's title and body byte for byte
 (docs/store-format.md §4.4), so an active record whose scope and hash an active record of the
 other realm shares holds the same note there. SQLite finds the records with no such twin by
-merging the two realms' ``records_scope_hash_idx`` in one compound ``EXCEPT`` (an index scan of
-each, no lookups); only those records, and the ones sharing a title with them, are read as rows.
+merging the two realms' ``records_scope_hash_idx`` in compound ``EXCEPT`` statements, a range of
+(scope, hash) each; only those records, and the ones sharing a title with them, are read as rows.
 The result depends on the two files alone, so it is worked out once for every scope and kept
 while neither file moves; each caller is shown its part, the scopes it may see.
 """
@@ -40,12 +40,21 @@ if TYPE_CHECKING:
 
 LogicalKey = tuple[str, str, str]  # (scope_kind, scope_key, title)
 Scope = tuple[str, str]
+Bound = tuple[str, str, str]  # (scope_kind, scope_key, content_hash)
 LISTS = ("only_in_realm", "only_in_against", "differing")
 # Records without a twin in the other realm past which two realms are not copies of one another:
 # listing that many differences would hold both realms in memory, so the comparison is refused.
 MAX_UNMATCHED = 100_000
+# Records one statement reads at most, so that each stays inside the realm query time limit
+# (docs/serving.md §3) even with the realm files out of the OS page cache: merging a million
+# records' hash indexes from disk measured about 2 s of CPU in one statement.
+CHUNK_RECORDS = 200_000
+# (scope, hash) pairs one statement looks up.
+_LOOKUPS = 10_000
 # The schema name the other realm's file is attached under, beside "main".
 _OTHER = "compared_realm"
+_ROW = "r.scope_kind, r.scope_key, r.title, r.content_hash, r.updated_at_ms, r.memory_id"
+_Row = tuple[str, str, str, str, int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,38 +196,86 @@ def _differences(realm: str, against: str, at_ms: int | None) -> dict[Scope, _Sc
 
 
 def _read_differences(alias: str, realm: str, against: str, at_ms: int | None) -> dict[Scope, _ScopeDifferences]:
-    moments = (_moment(realm, at_ms), _moment(against, at_ms)) if at_ms is not None else (None, None)
-    active = {"main": _active("main", moments[0]), _OTHER: _active(_OTHER, moments[1])}
+    mine = _Side("main", _moment(realm, at_ms) if at_ms is not None else None)
+    theirs = _Side(_OTHER, _moment(against, at_ms) if at_ms is not None else None)
     with realm_read(realm, alone=True), connections[alias].cursor() as cursor:
-        if moments[0] is None:
-            cursor.execute("SELECT scope_kind, scope_key, COUNT(*) FROM main.records WHERE status_kind = 'active'"
-                           " GROUP BY scope_kind, scope_key")
-            records = {(kind, key): count for kind, key, count in cursor.fetchall()}
-        else:
-            records = moments[0].records
         with realm_read(against, alone=True):
             cursor.execute(f"ATTACH DATABASE %s AS {_OTHER}", [readonly_uri(realm_path(against))])
         try:
-            return _classify(cursor, active, records)
+            return _classify(cursor, mine, theirs)
         finally:
             cursor.execute(f"DETACH DATABASE {_OTHER}")
 
 
-def _classify(cursor, active: dict[str, tuple[str, list]], records: dict[Scope, int]) -> dict[Scope, _ScopeDifferences]:
-    """Each scope's differences, from ``realm``'s active records by scope (``records``) and SQLite's
-    answers on the attached pair."""
-    unmatched = {db: _by_hash(cursor, active, db, _unmatched(cursor, active, db, other))
-                 for db, other in (("main", _OTHER), (_OTHER, "main"))}
+@dataclass
+class _Side:
+    """One realm of the pair: its schema on the connection, the moment it is compared at, and the
+    rowids of its records not active then, by scope (``read_inactive``)."""
+
+    db: str
+    moment: _Moment | None
+    inactive: dict[Scope, list[int]] = field(default_factory=dict)
+
+    def active(self) -> tuple[str, list]:
+        """A ``WHERE`` term for the records ``r`` active (now, or at the moment), on the row's status."""
+        if self.moment is None:
+            return "r.status_kind = 'active'", []
+        return ("(r.status_kind = 'active' AND r.memory_id NOT IN (SELECT value FROM json_each(%s))"
+                " OR r.memory_id IN (SELECT value FROM json_each(%s)))",
+                [json.dumps(self.moment.retired), json.dumps(self.moment.revived)])
+
+    def read_inactive(self, cursor) -> None:
+        """Read once (``records_scope_idx`` alone), so that no statement scans the index for them again."""
+        cursor.execute(f"SELECT scope_kind, scope_key, rowid FROM {self.db}.records WHERE status_kind <> 'active'")
+        rows = set(cursor.fetchall())
+        if self.moment is not None:
+            rows = (rows - set(self._named(cursor, self.moment.revived))) | set(self._named(cursor, self.moment.retired))
+        for kind, key, rowid in sorted(rows):
+            self.inactive.setdefault((kind, key), []).append(rowid)
+
+    def _named(self, cursor, memory_ids: list[str]) -> list[tuple[str, str, int]]:
+        cursor.execute(f"SELECT scope_kind, scope_key, rowid FROM {self.db}.records"
+                       " WHERE memory_id IN (SELECT value FROM json_each(%s))", [json.dumps(memory_ids)])
+        return cursor.fetchall()
+
+    def indexed_active(self, first: Scope, last: Scope | None) -> tuple[str, list]:
+        """``active`` answered from the indexes alone, for records of the scopes ``first`` to ``last``."""
+        rowids = [rowid for scope, ids in self.inactive.items()
+                  if first <= scope and (last is None or scope <= last) for rowid in ids]
+        return "r.rowid NOT IN (SELECT value FROM json_each(%s))", [json.dumps(rowids)]
+
+
+def _classify(cursor, mine: _Side, theirs: _Side) -> dict[Scope, _ScopeDifferences]:
+    """Each scope's differences, from SQLite's answers on the attached pair."""
+    sizes: Counter[Scope] = Counter()
+    active_now: dict[Scope, int] = {}
+    for side in (mine, theirs):
+        cursor.execute(f"SELECT scope_kind, scope_key, COUNT(*), SUM(status_kind = 'active') FROM {side.db}.records"
+                       " GROUP BY scope_kind, scope_key")
+        for kind, key, count, active in cursor.fetchall():
+            sizes[(kind, key)] += count
+            if side is mine:
+                active_now[(kind, key)] = active
+        side.read_inactive(cursor)
+    records = active_now if mine.moment is None else mine.moment.records
+    hashes: dict[str, list[Bound]] = {mine.db: [], theirs.db: []}
+    for chunk in _chunks(sizes):
+        for one, other in ((mine, theirs), (theirs, mine)):
+            hashes[one.db] += _unmatched(cursor, one, other, *chunk)
+            if len(hashes[one.db]) > MAX_UNMATCHED:
+                raise InvalidParams(f"the realms differ in more than {MAX_UNMATCHED:,} active records:"
+                                    " they are not copies of one another, so they are not compared by key")
+    unmatched = {side.db: _by_hash(cursor, side, hashes[side.db]) for side in (mine, theirs)}
     keys = {row[:3] for rows in unmatched.values() for row in rows}
     # Under a key several records share, the newest is compared, and it may be one with a twin.
-    # So every record of ``realm`` under these keys is read (one scan, for the titles); those of
+    # So every record of ``realm`` under these keys is read (a scan, for the titles); those of
     # ``against`` are its unmatched ones and the twins of ``realm``'s, found by their hashes.
-    mine = _under(cursor, active, keys) if keys else []
-    theirs = unmatched[_OTHER] + _by_hash(cursor, active, _OTHER, sorted({row[:2] + row[3:4] for row in mine}))
-    newest_mine, newest_theirs = _newest(mine, keys), _newest(theirs, keys)
-    under_keys = Counter(row[:2] for row in mine if row[:3] in keys)
+    under = _under(cursor, mine, keys) if keys else []
+    twins = unmatched[theirs.db] + _by_hash(cursor, theirs, sorted({row[:2] + row[3:4] for row in under}))
+    newest_mine, newest_theirs = _newest(under, keys), _newest(twins, keys)
+    under_keys = Counter(row[:2] for row in under if row[:3] in keys)
     # A record of ``realm`` under no such key has its twin, and so is a key alike in both.
-    differences = {scope: _ScopeDifferences(count - under_keys[scope]) for scope, count in records.items()}
+    differences = {scope: _ScopeDifferences(count - under_keys[scope]) for scope, count in records.items() if count}
     for key in sorted(keys):
         found = differences.setdefault(key[:2], _ScopeDifferences())
         mine_newest, theirs_newest = newest_mine.get(key), newest_theirs.get(key)
@@ -230,54 +287,67 @@ def _classify(cursor, active: dict[str, tuple[str, list]], records: dict[Scope, 
     return differences
 
 
-_ROW = "r.scope_kind, r.scope_key, r.title, r.content_hash, r.updated_at_ms, r.memory_id"
-_Row = tuple[str, str, str, str, int, str]
+def _chunks(sizes: Counter[Scope]) -> list[tuple[Bound, Bound | None]]:
+    """[from, to) ranges of (scope kind, scope key, hash) of about ``CHUNK_RECORDS`` records each:
+    small scopes together, a large one cut by its hashes' first byte (SHA-256 spreads them evenly)."""
+    starts: list[tuple[Bound, int]] = []
+    for scope in sorted(sizes):
+        parts = min(256, -(-sizes[scope] // CHUNK_RECORDS))
+        starts += [((*scope, f"{256 * part // parts:02x}" if part else ""), sizes[scope] // parts) for part in range(parts)]
+    bounds: list[Bound] = []
+    filled = CHUNK_RECORDS
+    for start, size in starts:
+        if filled + size > CHUNK_RECORDS:
+            bounds.append(start)
+            filled = 0
+        filled += size
+    return list(zip(bounds, [*bounds[1:], None]))
 
 
-def _active(db: str, moment: _Moment | None) -> tuple[str, list]:
-    """A ``WHERE`` term for the records ``r`` of ``db`` active now, or at the moment: it names
-    rowids, so SQLite answers it from the indexes alone."""
-    inactive = f"SELECT rowid FROM {db}.records WHERE status_kind <> 'active'"
-    if moment is None:
-        return f"r.rowid NOT IN ({inactive})", []
-    named = f"SELECT rowid FROM {db}.records WHERE memory_id IN (SELECT value FROM json_each(%s))"
-    return (f"r.rowid NOT IN ({inactive} EXCEPT {named} UNION {named})",
-            [json.dumps(moment.revived), json.dumps(moment.retired)])
-
-
-def _unmatched(cursor, active: dict[str, tuple[str, list]], mine: str, theirs: str) -> list[tuple[str, str, str]]:
-    """(scope kind, scope key, hash) of ``mine``'s active records with no active twin in ``theirs``."""
-    (mine_where, mine_args), (theirs_where, theirs_args) = active[mine], active[theirs]
-    # ORDER BY on the index's own columns makes SQLite merge the two index scans (MERGE (EXCEPT))
-    # instead of building a temporary b-tree of one realm.
-    cursor.execute(
-        f"SELECT r.scope_kind, r.scope_key, r.content_hash FROM {mine}.records AS r WHERE {mine_where}"
-        f" EXCEPT SELECT r.scope_kind, r.scope_key, r.content_hash FROM {theirs}.records AS r WHERE {theirs_where}"
-        f" ORDER BY 1, 2, 3 LIMIT {MAX_UNMATCHED + 1}", [*mine_args, *theirs_args])
-    unmatched = cursor.fetchall()
-    if len(unmatched) > MAX_UNMATCHED:
-        raise InvalidParams(f"the realms differ in more than {MAX_UNMATCHED:,} active records:"
-                            " they are not copies of one another, so they are not compared by key")
-    return unmatched
-
-
-def _by_hash(cursor, active: dict[str, tuple[str, list]], db: str, hashes: list[tuple[str, str, str]]) -> list[_Row]:
-    """The active records of ``db`` with these (scope kind, scope key, hash), by the hash index."""
-    if not hashes:
-        return []
-    where, args = active[db]
-    cursor.execute(
-        f"SELECT {_ROW} FROM json_each(%s) AS j CROSS JOIN {db}.records AS r WHERE r.scope_kind = j.value->>0"
-        f" AND r.scope_key = j.value->>1 AND r.content_hash = j.value->>2 AND {where}", [json.dumps(hashes), *args])
+def _unmatched(cursor, one: _Side, other: _Side, lo: Bound, hi: Bound | None) -> list[Bound]:
+    """(scope kind, scope key, hash) of ``one``'s active records in [lo, hi) with no active twin in ``other``."""
+    in_range = "(r.scope_kind, r.scope_key, r.content_hash) >= (%s, %s, %s)"
+    if hi is not None:
+        in_range += " AND (r.scope_kind, r.scope_key, r.content_hash) < (%s, %s, %s)"
+    sides = []
+    for side in (one, other):
+        where, args = side.indexed_active(lo[:2], hi[:2] if hi else None)
+        sides.append((f"SELECT r.scope_kind, r.scope_key, r.content_hash FROM {side.db}.records AS r"
+                      f" WHERE {in_range} AND {where}", [*lo, *(hi or ()), *args]))
+    # ORDER BY on the index's own columns makes SQLite merge the two index ranges (MERGE (EXCEPT))
+    # instead of building a temporary b-tree of one of them.
+    cursor.execute(f"{sides[0][0]} EXCEPT {sides[1][0]} ORDER BY 1, 2, 3 LIMIT {MAX_UNMATCHED + 1}",
+                   [*sides[0][1], *sides[1][1]])
     return cursor.fetchall()
 
 
-def _under(cursor, active: dict[str, tuple[str, list]], keys: set[LogicalKey]) -> list[_Row]:
-    """The active records of ``realm`` with these keys' titles (in any scope: there is no title index)."""
-    where, args = active["main"]
-    cursor.execute(f"SELECT {_ROW} FROM main.records AS r WHERE r.title IN (SELECT value FROM json_each(%s)) AND {where}",
-                   [json.dumps(sorted({key[2] for key in keys})), *args])
-    return cursor.fetchall()
+def _by_hash(cursor, side: _Side, hashes: list[Bound]) -> list[_Row]:
+    """The active records of ``side`` with these (scope kind, scope key, hash), by the hash index."""
+    where, args = side.active()
+    rows: list[_Row] = []
+    for start in range(0, len(hashes), _LOOKUPS):
+        cursor.execute(
+            f"SELECT {_ROW} FROM json_each(%s) AS j CROSS JOIN {side.db}.records AS r WHERE r.scope_kind = j.value->>0"
+            f" AND r.scope_key = j.value->>1 AND r.content_hash = j.value->>2 AND {where}",
+            [json.dumps(hashes[start : start + _LOOKUPS]), *args])
+        rows += cursor.fetchall()
+    return rows
+
+
+def _under(cursor, side: _Side, keys: set[LogicalKey]) -> list[_Row]:
+    """The active records of ``side`` with these keys' titles (in any scope: there is no title
+    index), read a range of rowids at a time."""
+    where, args = side.active()
+    titles = json.dumps(sorted({key[2] for key in keys}))
+    cursor.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {side.db}.records")
+    last = cursor.fetchone()[0]
+    rows: list[_Row] = []
+    for start in range(0, last, CHUNK_RECORDS):
+        cursor.execute(f"SELECT {_ROW} FROM {side.db}.records AS r WHERE r.rowid > %s AND r.rowid <= %s"
+                       f" AND r.title IN (SELECT value FROM json_each(%s)) AND {where}",
+                       [start, start + CHUNK_RECORDS, titles, *args])
+        rows += cursor.fetchall()
+    return rows
 
 
 def _newest(rows: list[_Row], keys: set[LogicalKey]) -> dict[LogicalKey, Keyed]:

@@ -139,6 +139,19 @@ def test_each_posture_counts_and_lists_only_what_it_may_read(realms, agent_memor
         assert comparison.counts == {"only_in_realm": 24, "only_in_against": 21, "differing": 25, "alike": 30}
 
 
+def test_read_in_small_pieces_the_answer_is_the_same(realms, agent_memory_dir, tmp_path, settings, monkeypatch):
+    # Scopes read several to a statement and one cut by its hashes, titles by ranges of rowids,
+    # hashes looked up a few at a time: pieces this small cut every scope of the fixture.
+    monkeypatch.setattr(compare, "CHUNK_RECORDS", 7)
+    monkeypatch.setattr(compare, "_LOOKUPS", 3)
+    access = access_for(Caller(subject=use_caller_posture(settings, tmp_path, "open")))
+    want = expected(agent_memory_dir)
+    comparison = compare_realms(access=access, realm=NORTH, against=SOUTH, limit=200)
+    assert comparison.counts == {name: len(rows) for name, rows in want.items()}
+    for name in LISTS:
+        assert got(comparison, name) == want[name]
+
+
 def test_every_list_pages_each_key_exactly_once(realms, agent_memory_dir, client, signed_in):
     signed_in()
     want = expected(agent_memory_dir)
