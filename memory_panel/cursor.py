@@ -98,8 +98,28 @@ class SearchCursor:
 
     def encode(self) -> str:
         fields = [self.bm25, self.updated_at_ms, self.memory_id, self.query_digest, self.window_shift, self.window]
-        payload = json.dumps(fields, separators=(",", ":"))
-        return SEARCH_CURSOR_PREFIX + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+        return _opaque(SEARCH_CURSOR_PREFIX, fields)
+
+
+def _opaque(prefix: str, fields: list[Any]) -> str:
+    """``fields`` as a cursor the caller hands back unread: JSON in URL-safe base64 after ``prefix``."""
+    payload = json.dumps(fields, separators=(",", ":"))
+    return prefix + base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def _opened(raw: Any, prefix: str) -> Any:
+    """The JSON value of an ``_opaque`` cursor, None for an absent or blank one; ``InvalidParams``
+    for anything else. What the value holds is its parser's to check."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str) or not raw.strip().startswith(prefix):
+        raise InvalidParams("malformed cursor")
+    encoded = raw.strip()[len(prefix) :]
+    try:
+        # RecursionError: deeply nested brackets; the decoder gives up, the request does not.
+        return json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, TypeError, RecursionError):
+        raise InvalidParams("malformed cursor") from None
 
 
 def _is_int(value: Any) -> bool:
@@ -108,18 +128,12 @@ def _is_int(value: Any) -> bool:
 
 def parse_search_cursor(raw: Any, *, query_digest: str) -> SearchCursor | None:
     """A cursor from ``next_cursor`` of the same query; absent or blank means the first page."""
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
+    fields = _opened(raw, SEARCH_CURSOR_PREFIX)
+    if fields is None:
         return None
-    if not isinstance(raw, str) or not raw.strip().startswith(SEARCH_CURSOR_PREFIX):
+    if not isinstance(fields, list) or len(fields) != 6:
         raise InvalidParams("malformed cursor")
-    encoded = raw.strip()[len(SEARCH_CURSOR_PREFIX) :]
-    try:
-        # RecursionError: deeply nested brackets; the decoder gives up, the request does not.
-        bm25, updated_at_ms, memory_id, digest, shift, window = json.loads(
-            base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        )
-    except (ValueError, TypeError, RecursionError):
-        raise InvalidParams("malformed cursor") from None
+    bm25, updated_at_ms, memory_id, digest, shift, window = fields
     # docs/realm-failures.md §3: every field must be one the console could have written, so
     # nothing a caller invents reaches SQLite (an integer it cannot bind, text it cannot encode).
     if (
@@ -152,6 +166,25 @@ def _is_utf8_text(value: Any) -> bool:
         return False
     return True
 
+
+
+# Two realms compared by logical key (docs/history.md §6): a list is ordered by (scope kind,
+# scope key, title), and its cursor is the last key shown, opaque like the search cursor.
+KEY_CURSOR_PREFIX = "k1."
+
+
+def encode_key_cursor(key: tuple[str, str, str]) -> str:
+    return _opaque(KEY_CURSOR_PREFIX, list(key))
+
+
+def parse_key_cursor(raw: Any) -> tuple[str, str, str] | None:
+    """A logical key from ``encode_key_cursor``; absent or blank means the first page."""
+    key = _opened(raw, KEY_CURSOR_PREFIX)
+    if key is None:
+        return None
+    if not isinstance(key, list) or len(key) != 3 or not all(_is_utf8_text(part) for part in key):
+        raise InvalidParams("malformed cursor")
+    return (key[0], key[1], key[2])
 
 # The utility order (docs/panel-tabs.md §3): dead first, then ratio ascending (never injected
 # last), then bytes spent descending, ties in the records order (updated_at_ms, memory_id desc).
