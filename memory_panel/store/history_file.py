@@ -134,8 +134,18 @@ class History:
         self.realm = realm
         self.conn = conn
         self._attached = False
-        self.scopes = {number: (kind, key) for number, kind, key in conn.execute("SELECT * FROM scopes")}
-        self.kinds = dict(conn.execute("SELECT kind, name FROM kinds").fetchall())
+        self._numbers()
+
+    def _numbers(self) -> None:
+        self.scopes = {number: (kind, key) for number, kind, key in self.conn.execute("SELECT * FROM scopes")}
+        self.kinds = dict(self.conn.execute("SELECT kind, name FROM kinds").fetchall())
+
+    def _facts(self, scope: int, kind: int) -> tuple[str, str, str]:
+        """A scope and kind by their numbers; numbered since this history was opened (a catch-up
+        in another process between two reads), they are read again."""
+        if scope not in self.scopes or kind not in self.kinds:
+            self._numbers()
+        return (*self.scopes[scope], self.kinds[kind])
 
     def close(self) -> None:
         self.conn.close()
@@ -157,10 +167,9 @@ class History:
 
     def _span(self, row: tuple) -> Span:
         from_ms, record, n, memory_id, to_ms, code, reason, other_id, scope, kind, ever_q = row
-        scope_kind, scope_key = self.scopes[scope]
         detail = reason if code == CHANGE_CODES[QUARANTINED] else other_id if code == CHANGE_CODES[SUPERSEDED] else None
         return Span(from_ms, record, n, memory_id, to_ms, CHANGE_OF[code], STATUS_OF[code], detail, other_id,
-                    scope_kind, scope_key, self.kinds[kind], bool(ever_q))
+                    *self._facts(scope, kind), bool(ever_q))
 
     def _scope_numbers(self, scope_kind: str | None, scope_key: str | None) -> list[int] | None:
         if scope_kind is None and scope_key is None:
@@ -264,7 +273,7 @@ class History:
             counts = tally.setdefault(key, [0, 0])
             counts[0] += records
             counts[1] += body_bytes or 0
-        return [Group(*self.scopes[scope], self.kinds[kind], status, ever_q, change, records, body_bytes)
+        return [Group(*self._facts(scope, kind), status, ever_q, change, records, body_bytes)
                 for (scope, kind, status, ever_q, change), (records, body_bytes) in tally.items() if records > 0]
 
 
@@ -369,7 +378,8 @@ def _catch_up_chunk(conn: sqlite3.Connection, realm: str, limit: int | None) -> 
 def _start_again(conn: sqlite3.Connection) -> None:
     """Every table dropped and made again, in the open transaction: a file of an older schema
     holds tables of other columns."""
-    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+    tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'").fetchall()
+    for (table,) in tables:
         conn.execute(f'DROP TABLE "{table}"')
     for statement in _SCHEMA.split(";"):
         conn.execute(statement)

@@ -251,3 +251,14 @@ def test_a_file_kept_by_an_older_console_is_replayed_again(client, signed_in, sc
     with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
         note = writer.remember(identity_scope(REALM, LUKA), "Hut opens in May", "The hut opens on the first of May.")
     assert row_statuses(client.get(RECORDS, {"as_of": later}).content.decode()) == {**shown, note: "active"}
+
+
+def test_a_history_opened_before_a_catch_up_reads_the_scopes_it_numbered(script: Script, agent_memory_dir: Path):
+    with history_file.realm_history(REALM) as history:
+        clock = ManualClock(script.steps["tombstone"] + HOUR_MS)
+        with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
+            note = writer.remember(identity_scope(REALM, "identity:nora"), "Nora's route", "Nora takes the west ridge.")
+        history_file.HISTORY.catch_up(REALM)  # another process's page, between two reads of this one
+        standing = {span.memory_id: span.scope_key for span in history.standing_at(clock() + HOUR_MS)}
+        counted = {group.scope_key for group in history.groups_at(clock() + HOUR_MS)}
+    assert standing[note] == "identity:nora" and "identity:nora" in counted
