@@ -107,9 +107,6 @@ class Span:
     kind: str
     ever_quarantined: bool
 
-    def key(self) -> SpanKey:
-        return (self.from_ms, self.record, self.n)
-
     def as_change(self) -> Change:
         return Change(self.from_ms, 0, self.memory_id, self.change, self.status, self.status_detail, self.other_id)
 
