@@ -7,7 +7,7 @@ in a throwaway directory (or in ``--keep DIR``, reused when already seeded), the
 (docs/history.md):
 
 - the replay of the realm's audit rows into the console's history file (from nothing), and the
-  file's size against the realm's;
+  file's size against the realm's, with its largest tables and indexes;
 - each page cold (the first request of a fresh process, the history file built) and warm: the
   Records page at a moment, Holdings at a moment, and what changed over the last 30 days (first
   page, every change counted), and the Records page at a moment 90% of the way down;
@@ -60,6 +60,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
+    from memory_panel.cursor import MomentCursor
     from memory_panel.store import history_file
     from memory_panel.store.realms import realm_path
     from memory_panel.simulator.store_writer import StoreWriter, identity_scope
@@ -80,6 +81,9 @@ def main() -> None:
     realm_bytes, kept_bytes = realm_file.stat().st_size, history_file.HISTORY.size(REALM)
     print(f"history file built in {build_s:.1f} s: {kept_bytes / 2**20:,.0f} MiB for a {realm_bytes / 2**20:,.0f} MiB "
           f"realm ({kept_bytes / realm_bytes:.0%})")
+    with sqlite3.connect(f"file:{history_file.HISTORY.path(REALM)}?mode=ro", uri=True) as conn:
+        largest = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 4").fetchall()
+    print("  of which " + ", ".join(f"{name} {size / 2**20:.1f} MiB" for name, size in largest))
 
     user = get_user_model().objects.get_or_create(username="admin")[0]
     client = Client()
@@ -88,8 +92,8 @@ def main() -> None:
         newest_ms = conn.execute("SELECT MAX(applied_at_ms) FROM audit").fetchone()[0]
     # The Records page's cursor 90% of the way down at the moment: the keyset of the history file.
     with sqlite3.connect(f"file:{history_file.HISTORY.path(REALM)}?mode=ro", uri=True) as conn:
-        deep = conn.execute("SELECT from_ms, memory_id FROM spans WHERE to_ms IS NULL"
-                            " ORDER BY from_ms DESC, memory_id DESC LIMIT 1 OFFSET ?", (int(args.records * 0.9),)).fetchone()
+        deep = conn.execute("SELECT from_ms, record, n FROM spans WHERE to_ms IS NULL"
+                            " ORDER BY from_ms DESC, record DESC, n DESC LIMIT 1 OFFSET ?", (int(args.records * 0.9),)).fetchone()
     moment = iso(newest_ms + 1000)
     month = iso(newest_ms - 30 * DAY_MS)
 
@@ -102,7 +106,7 @@ def main() -> None:
     pages = [
         ("Records at the moment", page("/console/memory/records/", {"as_of": moment})),
         ("Records at the moment, 90% down", page("/console/memory/records/",
-                                                  {"as_of": moment, "cursor": f"{deep[0]}:{deep[1]}"})),
+                                                  {"as_of": moment, "cursor": MomentCursor(deep[0], REALM, *deep[1:]).encode()})),
         ("Holdings at the moment", page("/console/memory/", {"as_of": moment})),
         ("changes over 30 days, first page", page("/console/memory/changes/", {"from": month, "to": moment})),
     ]

@@ -143,7 +143,7 @@ def main() -> None:
                     search_at = time.monotonic() - search_sent
                     print(f"first search → search answers: {search_at:.1f} s ({seconds * 1000:.1f} ms)")
                 else:
-                    assert "being built" in json.dumps(reply), reply
+                    assert "building its search index" in json.dumps(reply), reply
             time.sleep(1)
         time.sleep(5)  # let a build's last writes land before the files are counted
         print(f"server peak memory (VmHWM) after the builds: {peak_rss_mib(server.process.pid):,.0f} MiB")

@@ -78,6 +78,66 @@ def keyset_predicate(cursor: Cursor, *, placeholder: str = "?", order_ms: str = 
     return f"({order_ms}, memory_id) < ({placeholder}, {placeholder})", [cursor.updated_at_ms, cursor.memory_id]
 
 
+# The pages at a moment and the changes between two (docs/history.md §4, §5) are ordered by a
+# span's key in the console's history file: its moment, then the realm's name, then the record's
+# rowid in that realm and the span's number among the record's changes at that moment. Several
+# changes of one record can share a moment, so the key names the change, not the record. Cursor
+# text: "m1.<at_ms>.<rowid>.<n>.<realm>" (the realm last: its name may hold any character).
+
+MOMENT_CURSOR_PREFIX = "m1."
+SQLITE_INT_MIN = -(2**63)
+
+
+@dataclass(frozen=True, order=True)
+class MomentCursor:
+    """A position in the history pages: the key of the last change or record shown."""
+
+    at_ms: int
+    realm: str
+    record: int
+    n: int
+
+    def encode(self) -> str:
+        return f"{MOMENT_CURSOR_PREFIX}{self.at_ms}.{self.record}.{self.n}.{self.realm}"
+
+    def key_in(self, realm: str) -> tuple[int, int, int]:
+        """The position as a bound on ``realm``'s own keys (moment, rowid, n): at the cursor's
+        moment, a realm named before the cursor's sorts wholly below it, one named after wholly above."""
+        if realm == self.realm:
+            return (self.at_ms, self.record, self.n)
+        below = realm < self.realm
+        return (self.at_ms, SQLITE_INT_MAX, SQLITE_INT_MAX) if below else (self.at_ms, SQLITE_INT_MIN, -1)
+
+
+def _int_text(text: str, low: int, high: int) -> int | None:
+    digits = text[1:] if text.startswith("-") else text
+    if not digits.isascii() or not digits.isdigit() or len(digits) > U64_DIGITS:
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
+def parse_moment_cursor(raw: Any) -> MomentCursor | None:
+    """A cursor from a history page's "Load more"; absent or blank means the first page."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str):
+        raise InvalidParams("malformed cursor")
+    text = raw.strip()
+    if not text.startswith(MOMENT_CURSOR_PREFIX):
+        if parse_cursor(text) is not None:  # "<ms>:<memory_id>": ordered by memory_id, which these pages are no more
+            raise InvalidParams("cursor from an older version of this page: load the page again without it")
+        raise InvalidParams("malformed cursor")
+    parts = text[len(MOMENT_CURSOR_PREFIX) :].split(".", 3)
+    if len(parts) != 4 or not parts[3]:
+        raise InvalidParams("malformed cursor")
+    at_ms, record, n = (_int_text(parts[0], 0, SQLITE_INT_MAX), _int_text(parts[1], SQLITE_INT_MIN, SQLITE_INT_MAX),
+                        _int_text(parts[2], 0, SQLITE_INT_MAX))
+    if at_ms is None or record is None or n is None:
+        raise InvalidParams("malformed cursor")
+    return MomentCursor(at_ms, parts[3], record, n)
+
+
 # ---------------------------------------------------------------------------------------------
 # Search results are ordered by window, score, then newest first (docs/search.md §3); their
 # cursor is the console's own, opaque to callers: "s1." and base64url of [bm25, updated_at_ms,

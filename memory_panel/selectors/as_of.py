@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from memory_panel.cursor import Cursor
+from memory_panel.cursor import MomentCursor
 from memory_panel.errors import AccessDenied, InvalidParams, NotFound, UnknownRealm
 from memory_panel.selectors.biography import supersede_chain
 from memory_panel.selectors.diff import VersionDiff, version_diff
@@ -41,7 +41,7 @@ class RecordsAsOf:
     """One keyset page of the records as they stood, newest change first, and how many there were."""
 
     records: list[MemoryRecord]
-    next_cursor: Cursor | None
+    next_cursor: MomentCursor | None
     total: int
     by_status: dict[str, int]
 
@@ -60,12 +60,21 @@ def _checker(access: Access) -> Checker:
 
 
 def _seen(visible: Checker, span: Span) -> bool:
-    return span.scope_kind is not None and visible(span.scope_kind, span.scope_key, span.status, span.ever_quarantined)
+    return visible(span.scope_kind, span.scope_key, span.status, span.ever_quarantined)
 
 
 def _first_seen(spans: Iterator[Span], visible: Checker, count: int) -> list[Span]:
     """The first ``count`` spans the caller may see, reading no further."""
     return list(islice((span for span in spans if _seen(visible, span)), count))
+
+
+Position = tuple[int, str, int, int]
+
+
+def _position(realm: str, span: Span) -> Position:
+    """Where a span sorts on the pages across realms: its moment, the realm, then its key in the
+    realm's history file (docs/history.md §4)."""
+    return (span.from_ms, realm, span.record, span.n)
 
 
 def _decoded(rows: list[tuple[str, str, Change]]) -> list[MemoryRecord]:
@@ -81,12 +90,12 @@ def _decoded(rows: list[tuple[str, str, Change]]) -> list[MemoryRecord]:
 
 def records_as_of(
     *, access: Access, realm: str | None, at_ms: int, status: str | None = None, scope_kind: str | None = None,
-    scope_key: str | None = None, kind: str | None = None, limit: int, cursor: Cursor | None = None,
+    scope_key: str | None = None, kind: str | None = None, limit: int, cursor: MomentCursor | None = None,
 ) -> RecordsAsOf:
-    """The Records page at ``at_ms``: keyset pages by (last change then, memory_id), newest first,
-    read from each realm's kept history (docs/history.md §4)."""
+    """The Records page at ``at_ms``: keyset pages by (last change then, realm, the record's key),
+    newest first, read from each realm's kept history (docs/history.md §4)."""
     visible = _checker(access)
-    picked: list[tuple[int, str, str, Span]] = []
+    picked: list[tuple[Position, Span]] = []
     by_status: Counter = Counter()
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None), realm_history(name) as history:
@@ -96,16 +105,16 @@ def records_as_of(
                         and (kind is None or group.kind == kind)
                         and visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined)):
                     by_status[group.status] += group.records
-            spans = history.standing_at(at_ms, before=cursor.key() if cursor else None, status=status, kind=kind,
-                                        scope_kind=scope_kind, scope_key=scope_key)
+            spans = history.standing_at(at_ms, before=cursor.key_in(name) if cursor else None, status=status,
+                                        kind=kind, scope_kind=scope_kind, scope_key=scope_key)
             # One more row than shown says whether there is a next page.
-            picked += [(span.from_ms, span.memory_id, name, span) for span in _first_seen(spans, visible, limit + 1)]
-    picked = heapq.nlargest(limit + 1, picked, key=lambda row: row[:3])
+            picked += [(_position(name, span), span) for span in _first_seen(spans, visible, limit + 1)]
+    picked = heapq.nlargest(limit + 1, picked, key=lambda row: row[0])
     shown = picked[:limit]
-    page = _decoded([(name, span.memory_id, span.as_change()) for _, _, name, span in shown])
+    page = _decoded([(position[1], span.memory_id, span.as_change()) for position, span in shown])
     with_more = len(picked) > limit and shown
     total = by_status[status] if status is not None else sum(by_status.values())
-    return RecordsAsOf(page, Cursor(shown[-1][0], shown[-1][1]) if with_more else None, total, dict(by_status))
+    return RecordsAsOf(page, MomentCursor(*shown[-1][0]) if with_more else None, total, dict(by_status))
 
 
 def _standing(spans: list[Span], at_ms: int) -> Span | None:
@@ -201,7 +210,7 @@ def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: 
     """The identity's own scope and the realm-wide scope, as they stood (docs/history.md §4)."""
     visible = _checker(access)
     tally: Counter = Counter()
-    newest: list[tuple[int, str, str, Span]] = []
+    newest: list[tuple[Position, Span]] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None), realm_history(name) as history:
             for group in history.groups_at(at_ms):
@@ -211,14 +220,14 @@ def knowledge_as_of(*, access: Access, realm: str | None, identity: str, at_ms: 
                     tally[(name, "realm" if group.scope_kind == "realm" else group.scope_key, group.kind)] += group.records
             for scope_kind, scope_key in (("realm", None), ("identity", identity)):
                 spans = history.standing_at(at_ms, status="active", scope_kind=scope_kind, scope_key=scope_key)
-                newest += [(span.from_ms, span.memory_id, name, span)
+                newest += [(_position(name, span), span)
                            for span in _first_seen(spans, visible, KNOWLEDGE_RECORDS_SHOWN)]
-    newest = heapq.nlargest(KNOWLEDGE_RECORDS_SHOWN, newest, key=lambda row: row[:3])
+    newest = heapq.nlargest(KNOWLEDGE_RECORDS_SHOWN, newest, key=lambda row: row[0])
     shown: list[MemoryRecord] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None):
-            shown += _decoded([(name, span.memory_id, span.as_change()) for _, _, row_realm, span in newest
-                               if row_realm == name])
+            shown += _decoded([(name, span.memory_id, span.as_change()) for position, span in newest
+                               if position[1] == name])
     shown.sort(key=lambda record: (record.updated_at_ms, record.id), reverse=True)
     return KnowledgeAsOf(identity, sorted((*key, n) for key, n in tally.items()), shown)
 
@@ -267,14 +276,15 @@ def changes_between(*, access: Access, realm: str | None, from_ms: int, to_ms: i
     """Every change after ``from_ms`` up to ``to_ms`` the caller may see, oldest first (docs/history.md §5),
     decoded a slice at a time."""
     visible = _checker(access)
-    changed: list[tuple[int, str, str, Span]] = []
+    changed: list[tuple[Position, Span]] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None), realm_history(name) as history:
-            changed += [(span.from_ms, span.memory_id, name, span)
+            changed += [(_position(name, span), span)
                         for span in history.changes_between(from_ms, to_ms) if _seen(visible, span)]
-    changed.sort(key=lambda row: row[:3])
+    changed.sort(key=lambda row: row[0])
     for start in range(0, len(changed), CHANGES_DECODED):
-        yield from _change_rows([(name, span) for _, _, name, span in changed[start : start + CHANGES_DECODED]])
+        part = changed[start : start + CHANGES_DECODED]
+        yield from _change_rows([(position[1], span) for position, span in part])
 
 
 @dataclass(frozen=True)
@@ -285,31 +295,31 @@ class ChangesPage:
     changes: list[ChangeRow]
     counts: dict[str, int]
     total: int
-    next_cursor: Cursor | None
+    next_cursor: MomentCursor | None
     diffs: dict[tuple[str, str], VersionDiff | None]
 
 
 def changes_page(*, access: Access, realm: str | None, from_ms: int, to_ms: int, limit: int,
-                 cursor: Cursor | None = None) -> ChangesPage:
-    """The changes after ``from_ms`` up to ``to_ms`` in keyset pages of (moment, memory_id), oldest
-    first, read from each realm's kept history (docs/history.md §5)."""
+                 cursor: MomentCursor | None = None) -> ChangesPage:
+    """The changes after ``from_ms`` up to ``to_ms`` in keyset pages of (moment, realm, the change's
+    key), oldest first, read from each realm's kept history (docs/history.md §5)."""
     visible = _checker(access)
     counts: Counter = Counter()
-    picked: list[tuple[int, str, str, Span]] = []
+    picked: list[tuple[Position, Span]] = []
     for name in panel_realms(realm):
         with realm_read(name, alone=realm is not None), realm_history(name) as history:
             for group in history.change_groups(from_ms, to_ms):
                 if visible(group.scope_kind, group.scope_key, group.status, group.ever_quarantined):
                     counts[group.change] += group.records
-            spans = history.changes_between(from_ms, to_ms, after=cursor.key() if cursor else None)
-            picked += [(span.from_ms, span.memory_id, name, span) for span in _first_seen(spans, visible, limit + 1)]
-    picked = heapq.nsmallest(limit + 1, picked, key=lambda row: row[:3])
+            spans = history.changes_between(from_ms, to_ms, after=cursor.key_in(name) if cursor else None)
+            picked += [(_position(name, span), span) for span in _first_seen(spans, visible, limit + 1)]
+    picked = heapq.nsmallest(limit + 1, picked, key=lambda row: row[0])
     shown = picked[:limit]
-    page = _change_rows([(name, span) for _, _, name, span in shown])
+    page = _change_rows([(position[1], span) for position, span in shown])
     with_more = len(picked) > limit and shown
     diffs = {(row.realm, row.record.id): change_diff(access, row) for row in page if row.change.kind == SUPERSEDED}
     return ChangesPage(page, {kind: counts[kind] for kind in CHANGE_KINDS}, sum(counts.values()),
-                       Cursor(shown[-1][0], shown[-1][1]) if with_more else None, diffs)
+                       MomentCursor(*shown[-1][0]) if with_more else None, diffs)
 
 
 def change_diff(access: Access, row: ChangeRow) -> VersionDiff | None:

@@ -200,23 +200,26 @@ def has_column(source: sqlite3.Connection, table: str, column: str) -> bool:
     return any(row[1] == column for row in source.execute(f"PRAGMA table_info({table})"))
 
 
-class ScopeNumbers:
-    """Scope numbers of one daily file, each numbered once when first seen."""
+class Numbers:
+    """Numbers a derived file gives to values (by default its scopes), each numbered once when first seen."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, table: str = "scopes",
+                 columns: tuple[str, ...] = ("scope_kind", "scope_key")) -> None:
         self.conn = conn
-        self.known = {(kind, key): number for number, kind, key in conn.execute("SELECT scope, scope_kind, scope_key FROM scopes")}
+        names = ", ".join(columns)
+        self.insert = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})"
+        self.known = {tuple(values): number for number, *values in conn.execute(f"SELECT rowid, {names} FROM {table}")}
 
-    def __call__(self, kind: object, key: object) -> int:
-        number = self.known.get((kind, key))
+    def __call__(self, *values: object) -> int:
+        number = self.known.get(values)
         if number is None:
-            number = self.conn.execute("INSERT INTO scopes (scope_kind, scope_key) VALUES (?, ?)", (kind, key)).lastrowid
-            self.known[(kind, key)] = number
+            number = self.conn.execute(self.insert, values).lastrowid
+            self.known[values] = number
         return number
 
 
 def _count_audit(conn: sqlite3.Connection, source: sqlite3.Connection, after: int, upto: int) -> None:
-    scopes = ScopeNumbers(conn)
+    scopes = Numbers(conn)
     ever_q = "r.ever_quarantined" if has_column(source, "records", "ever_quarantined") else "0"
     rows = source.execute(_RECORD_EVENTS.format(ever_quarantined=ever_q), (after, upto)).fetchall()
     conn.executemany(
@@ -250,7 +253,7 @@ def _add_dream_ops(conn: sqlite3.Connection, ops: Counter[tuple[int, str]]) -> N
 
 
 def _count_injections(conn: sqlite3.Connection, source: sqlite3.Connection, after: int) -> int:
-    scopes = ScopeNumbers(conn)
+    scopes = Numbers(conn)
     injections: Counter[tuple[int, str, str, int]] = Counter()
     usage: Counter[tuple[int, int, str]] = Counter()
     mark = after

@@ -38,7 +38,8 @@ class Change:
 
 
 # The audit columns the replay needs, the JSON fields read by SQLite (a row whose detail is not
-# JSON has none of them), with the facts of the row's record and of the prior a supersede names.
+# JSON has none of them), with the facts of the row's record and of the prior a supersede names,
+# and last their rowids.
 AUDIT_SQL = (
     "SELECT a.audit_id, a.op_kind, a.memory_id, a.applied_at_ms,"
     " CASE WHEN json_valid(a.detail) THEN json_extract(a.detail, '$.quarantined') END,"
@@ -46,7 +47,7 @@ AUDIT_SQL = (
     " CASE WHEN json_valid(a.detail) THEN json_extract(a.detail, '$.review.origin') END,"
     " CASE WHEN json_valid(a.detail) THEN json_extract(a.detail, '$.review.successor') END,"
     " r.supersedes, r.scope_kind, r.scope_key, r.kind, {ever_r}, LENGTH(CAST(r.body AS BLOB)),"
-    " p.scope_kind, p.scope_key, p.kind, {ever_p}, LENGTH(CAST(p.body AS BLOB))"
+    " p.scope_kind, p.scope_key, p.kind, {ever_p}, LENGTH(CAST(p.body AS BLOB)), r.rowid, p.rowid"
     " FROM audit a LEFT JOIN records r ON r.memory_id = a.memory_id"
     " LEFT JOIN records p ON a.op_kind = 'supersede' AND p.memory_id = r.supersedes"
     " WHERE a.audit_id > ? AND a.audit_id <= ? AND a.op_kind IN ('create', 'supersede', 'tombstone')"

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 
-from memory_panel.cursor import parse_cursor
+from memory_panel.cursor import parse_moment_cursor
 from memory_panel.selectors import as_of as as_of_selectors
 from memory_panel.selectors.identities import identity_choice
 from memory_panel.store.records import STATUS_KINDS
@@ -54,7 +54,7 @@ def records_page(request: HttpRequest, access: Access, at_ms: int) -> HttpRespon
         as_of_selectors.records_as_of, access=access, realm=realm, at_ms=at_ms,
         status=parse_status(params.get("status")), scope_kind=parse_scope(params.get("scope")),
         scope_key=param_str(params, "scope_key"), kind=parse_kind(params.get("kind")), limit=limit,
-        cursor=parse_cursor(params.get("cursor")),
+        cursor=parse_moment_cursor(params.get("cursor")),
     )
     state = {name: params[name].strip() for name in RECORDS_AS_OF_PARAMS if params.get(name, "").strip()}
     more = page.data.next_cursor if page.data else None

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-from memory_panel.cursor import encode_key_cursor, parse_cursor, parse_key_cursor
+from memory_panel.cursor import encode_key_cursor, parse_key_cursor, parse_moment_cursor
 from memory_panel.errors import InvalidParams
 from memory_panel.selectors import as_of as as_of_selectors
 from memory_panel.selectors.compare import body_diffs, compare_realms, every_difference
@@ -54,7 +54,7 @@ def changes(request: HttpRequest, access: Access) -> HttpResponse:
     limit = parse_limit(query_uint(request.GET.get("limit", "")), default=RECORDS_DEFAULT_LIMIT,
                         maximum=RECORDS_MAX_LIMIT)
     page = as_of_selectors.changes_page(access=access, realm=realm, from_ms=from_ms, to_ms=to_ms, limit=limit,
-                                        cursor=parse_cursor(request.GET.get("cursor")))
+                                        cursor=parse_moment_cursor(request.GET.get("cursor")))
     state = {name: request.GET[name].strip() for name in CHANGES_PARAMS if request.GET.get(name, "").strip()}
     context = {
         "realm": realm,

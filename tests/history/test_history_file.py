@@ -93,7 +93,7 @@ def test_new_writes_are_caught_up_not_replayed_again(client, signed_in, script: 
 def _spans(path: Path) -> list[tuple]:
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT seq, memory_id, from_ms, to_ms FROM spans ORDER BY seq").fetchall()
+        return conn.execute("SELECT from_ms, record, n, to_ms FROM spans ORDER BY from_ms, record, n").fetchall()
     finally:
         conn.close()
 
@@ -185,3 +185,80 @@ def test_a_write_that_disagrees_with_its_audit_row_is_refused_once_caught_up(cli
     response = client.get(RECORDS, {"as_of": later})
     assert response.status_code == 409
     assert "1 record(s) stand otherwise than their audit rows say" in response.content.decode()
+
+
+def _shared_moment(agent_memory_dir: Path) -> int:
+    """Two realms whose every change is at one millisecond: in each, records written and superseded
+    at once, half of the new versions tombstoned too, so a record changes twice at that moment."""
+    clock = ManualClock(int(START.timestamp() * 1000))
+    for realm in (REALM, "second"):
+        scope = identity_scope(realm, LUKA)
+        with StoreWriter.create(realm, root=agent_memory_dir, clock=clock) as writer:
+            for n in range(4):
+                first = writer.remember(scope, f"Note {n}", f"Body {n}.")
+                second = writer.supersede(first, f"Note {n}", f"Body {n}, revised.")
+                if n % 2:
+                    writer.forget(second)
+    return clock()
+
+
+def test_changes_sharing_a_moment_are_each_listed_once_across_pages(client, signed_in, agent_memory_dir: Path):
+    moment = _shared_moment(agent_memory_dir)
+    signed_in()
+    window = {"from": iso(moment - 1000), "to": iso(moment + 1000)}
+    every = _walk(client, CHANGES, {**window, "limit": "200"}, _CHANGE_ROW)
+    # Per realm: four written, four new versions, four priors superseded, two tombstoned.
+    assert len(every) == 2 * (4 + 4 + 4 + 2)
+    assert len(set(every)) == len(every)
+    for limit in ("1", "2", "3", "5"):
+        assert _walk(client, CHANGES, {**window, "limit": limit}, _CHANGE_ROW) == every
+    row = re.compile(r'<tr data-memory-id="([^"]*)" data-status="([^"]*)">')
+    standing = _walk(client, RECORDS, {"as_of": iso(moment), "limit": "200"}, row)
+    assert len(standing) == len(set(standing)) == 2 * 8
+    for limit in ("1", "3"):
+        assert _walk(client, RECORDS, {"as_of": iso(moment), "limit": limit}, row) == standing
+
+
+@pytest.mark.parametrize("path", [RECORDS, CHANGES])
+@pytest.mark.parametrize("cursor, message", [
+    ("1793613600000:mem-1", "cursor from an older version of this page"),
+    ("m1.1793613600000.x.0.default", "malformed cursor"),
+    ("m1.1793613600000.1.0.", "malformed cursor"),
+    ("m1.99999999999999999999.1.0.default", "malformed cursor"),
+])
+def test_a_cursor_these_pages_did_not_give_is_a_clear_400(client, signed_in, script: Script, path, cursor, message):
+    signed_in()
+    params = {"as_of": script.between("create")} if path == RECORDS else {
+        "from": script.before(), "to": script.between("tombstone")}
+    response = client.get(path, {**params, "cursor": cursor})
+    assert response.status_code == 400
+    assert message in html.unescape(response.content.decode())
+
+
+def test_a_file_kept_by_an_older_console_is_replayed_again(client, signed_in, script: Script,
+                                                          agent_memory_dir: Path):
+    signed_in()
+    later = iso(script.steps["tombstone"] + 10 * HOUR_MS)
+    shown = row_statuses(client.get(RECORDS, {"as_of": later}).content.decode())
+    conn = sqlite3.connect(history_file.HISTORY.path(REALM))
+    with conn:  # the tables of the first version: spans keyed by the record's text id
+        conn.execute("DROP TABLE spans")
+        conn.execute("CREATE TABLE spans (from_ms INTEGER NOT NULL, memory_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+                     " PRIMARY KEY (from_ms, memory_id, seq)) WITHOUT ROWID")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    clock = ManualClock(script.steps["tombstone"] + HOUR_MS)
+    with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
+        note = writer.remember(identity_scope(REALM, LUKA), "Hut opens in May", "The hut opens on the first of May.")
+    assert row_statuses(client.get(RECORDS, {"as_of": later}).content.decode()) == {**shown, note: "active"}
+
+
+def test_a_history_opened_before_a_catch_up_reads_the_scopes_it_numbered(script: Script, agent_memory_dir: Path):
+    with history_file.realm_history(REALM) as history:
+        clock = ManualClock(script.steps["tombstone"] + HOUR_MS)
+        with StoreWriter.open(REALM, root=agent_memory_dir, clock=clock) as writer:
+            note = writer.remember(identity_scope(REALM, "identity:nora"), "Nora's route", "Nora takes the west ridge.")
+        history_file.HISTORY.catch_up(REALM)  # another process's page, between two reads of this one
+        standing = {span.memory_id: span.scope_key for span in history.standing_at(clock() + HOUR_MS)}
+        counted = {group.scope_key for group in history.groups_at(clock() + HOUR_MS)}
+    assert standing[note] == "identity:nora" and "identity:nora" in counted
