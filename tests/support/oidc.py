@@ -133,7 +133,9 @@ class LoopbackIssuer:
                 issuer._post(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/realms/test"
+        # A path of its own: the console keeps each issuer's keys per URL for the process, and a port
+        # freed by an earlier test's issuer may come back with other keys under the same key ids.
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/realms/test-{secrets.token_hex(4)}"
         if not self.published:
             self.add_key("key-1")
         threading.Thread(target=self._server.serve_forever, name="test-oidc-issuer", daemon=True).start()
