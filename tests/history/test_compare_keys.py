@@ -31,7 +31,6 @@ from memory_panel.simulator.store_writer import (
     realm_scope,
 )
 from tests.support.grants import GRANTS
-from tests.support.history import iso
 from tests.support.postures import CALLERS, LUKA, SCOUT, use_caller_posture
 
 pytestmark = pytest.mark.django_db
